@@ -1,0 +1,1 @@
+"""Ledgerly assistant: an offline example app whose behaviour follows its prompt and config."""

@@ -1,0 +1,254 @@
+"""Eval cases: both published formats, from .jsonl, .json and .yaml files, with line numbers.
+
+Format A: `{id, task?, severity?, heldout?, input, expect, reference?}`.
+Format B: `{id, prompt, test_code, reference?}` (a domain code benchmark); it becomes a case
+whose input is `{"prompt": ...}` and whose `expect.test_code` is the test code.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from gate.config import Severity
+from gate.errors import InputError
+from gate.expect import EXPECT_KEYS, Expect
+from gate.sourcemap import Locator, load_yaml, validation_error
+
+CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
+
+
+class CaseRecord(BaseModel):
+    """A case as written in a file (either format)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: str = Field(min_length=1)
+    task: str | None = None
+    severity: Severity = "major"
+    heldout: bool = False
+    input: dict[str, Any] | None = None
+    expect: Expect = Field(default_factory=Expect)
+    reference: str | None = Field(None, description="A known-good output (or implementation)")
+    prompt: str | None = Field(None, description="Format B: the prompt given to the system")
+    test_code: str | None = Field(None, description="Format B: defines test_* functions")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_format(self) -> CaseRecord:
+        if self.prompt is not None and self.input is not None:
+            raise ValueError("use either `input` (format A) or `prompt` (format B), not both")
+        if self.test_code is not None and self.expect.test_code is not None:
+            raise ValueError("`test_code` is given both at the top level and in `expect`")
+        return self
+
+
+class Case(BaseModel):
+    """A normalised case, whatever format it came from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    task: str
+    severity: Severity = "major"
+    heldout: bool = False
+    input: dict[str, Any] = Field(default_factory=dict)
+    expect: Expect = Field(default_factory=Expect)
+    reference: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    file: str = ""
+    line: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def system_input(self) -> dict[str, Any]:
+        """What the system receives: the case input plus its id under `id`."""
+        return {**self.input, "id": self.id}
+
+
+VOCABULARY = [*CaseRecord.model_fields, *EXPECT_KEYS]
+
+
+def _normalise(record: CaseRecord, *, task: str, file: str, line: int) -> Case:
+    expect = record.expect
+    if record.test_code is not None:
+        expect = expect.model_copy(update={"test_code": record.test_code})
+    inputs = record.input if record.input is not None else {}
+    if record.prompt is not None:
+        inputs = {"prompt": record.prompt}
+    return Case(
+        id=record.id,
+        task=record.task or task,
+        severity=record.severity,
+        heldout=record.heldout,
+        input=inputs,
+        expect=expect,
+        reference=record.reference,
+        metadata=record.metadata,
+        file=file,
+        line=line,
+    )
+
+
+def parse_case(
+    data: Any,
+    *,
+    file: Path,
+    display: str,
+    line: int,
+    locator: Locator | None = None,
+    prefix: tuple[str | int, ...] = (),
+) -> Case:
+    if not isinstance(data, dict):
+        raise InputError(
+            f"a case must be a JSON object, got {type(data).__name__}", file=display, line=line
+        )
+    try:
+        record = CaseRecord.model_validate(data)
+    except ValidationError as err:
+        sub = Locator(_sub_node(locator, prefix)) if locator else None
+        raise validation_error(
+            err, file=display, data=data, locator=sub, line=line, vocabulary=VOCABULARY
+        ) from None
+    return _normalise(record, task=file.stem, file=display, line=line)
+
+
+def _sub_node(locator: Locator | None, prefix: tuple[str | int, ...]) -> Any:
+    if locator is None:
+        return None
+    node = locator.root
+    for part in prefix:
+        node = node.value[part] if node is not None and isinstance(part, int) else None
+    return node
+
+
+def _records_jsonl(text: str, display: str) -> Iterator[tuple[Any, int]]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        try:
+            yield json.loads(stripped), number
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"malformed JSON: {exc.msg} (column {exc.colno})", file=display, line=number
+            ) from None
+
+
+def _records_json_array(text: str, display: str) -> Iterator[tuple[Any, int]]:
+    """Decode a JSON array element by element so each case keeps its line number."""
+    decoder = json.JSONDecoder()
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg}", file=display, line=exc.lineno) from None
+    if not isinstance(whole, list):
+        raise InputError("a .json case file must hold an array of cases", file=display, line=1)
+    pos = text.index("[") + 1
+    for _ in whole:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        value, end = decoder.raw_decode(text, pos)
+        yield value, text.count("\n", 0, pos) + 1
+        pos = end
+
+
+def load_case_file(path: Path, display: str) -> list[Case]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason}", file=display) from None
+    except OSError as exc:
+        raise InputError(f"cannot read case file: {exc.strerror}", file=display) from None
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return [
+            parse_case(data, file=path, display=display, line=line)
+            for data, line in _records_jsonl(text, display)
+        ]
+    if suffix == ".json":
+        return [
+            parse_case(data, file=path, display=display, line=line)
+            for data, line in _records_json_array(text, display)
+        ]
+    if suffix in (".yaml", ".yml"):
+        data, locator = load_yaml(text, display)
+        if data is None:
+            return []
+        if not isinstance(data, list):
+            raise InputError("a YAML case file must hold a list of cases", file=display, line=1)
+        items = locator.root.value if locator.root is not None else []
+        return [
+            parse_case(
+                item,
+                file=path,
+                display=display,
+                line=node.start_mark.line + 1,
+                locator=locator,
+                prefix=(index,),
+            )
+            for index, (item, node) in enumerate(zip(data, items, strict=True))
+        ]
+    raise InputError(
+        f"unsupported case file type {suffix or '(none)'}; use one of {', '.join(CASE_SUFFIXES)}",
+        file=display,
+    )
+
+
+def resolve_case_paths(spec: str | list[str], base_dir: Path) -> list[Path]:
+    """Files named by a path, a glob or a list of them, relative to `base_dir`."""
+    specs = [spec] if isinstance(spec, str) else spec
+    paths: list[Path] = []
+    for item in specs:
+        pattern = str(base_dir / item)
+        if glob.has_magic(item):
+            matches = sorted(
+                Path(p) for p in glob.glob(pattern, recursive=True) if p.endswith(CASE_SUFFIXES)
+            )
+            if not matches:
+                raise InputError(f"no case files match {item!r}", file=base_dir, key="cases")
+            paths.extend(matches)
+        else:
+            path = Path(pattern)
+            if not path.is_file():
+                raise InputError(f"case file {item!r} not found in {base_dir}", key="cases")
+            paths.append(path)
+    unique: dict[Path, None] = dict.fromkeys(p.resolve() for p in paths)
+    return list(unique)
+
+
+def display_path(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(path)
+
+
+def load_cases(
+    spec: str | list[str], base_dir: Path, display_root: Path | None = None
+) -> list[Case]:
+    """Load every case; ids must be unique across all files (both places are named)."""
+    cases: list[Case] = []
+    seen: dict[str, Case] = {}
+    for path in resolve_case_paths(spec, base_dir):
+        for case in load_case_file(path, display_path(path, display_root or base_dir)):
+            if case.id in seen:
+                first = seen[case.id]
+                raise InputError(
+                    f"duplicate case id {case.id!r} (first defined at {first.where})",
+                    file=case.file,
+                    line=case.line,
+                    key="id",
+                )
+            seen[case.id] = case
+            cases.append(case)
+    return cases

@@ -1,0 +1,19 @@
+"""`expect.rubric`: scores from a judge model; the judge itself is passed in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gate.checks.base import CheckContext, CheckResult
+from gate.errors import CheckInfraError
+
+if TYPE_CHECKING:
+    from gate.cases import Case
+    from gate.systems.base import SystemOutput
+
+
+class RubricCheck:
+    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+        if ctx.judge is None:
+            raise CheckInfraError("`expect.rubric` needs a `judge` in gate.yml")
+        return ctx.judge.score(case, output)

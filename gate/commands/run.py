@@ -1,0 +1,66 @@
+"""`gate run`: one side of a comparison -> LABEL.jsonl + LABEL.summary.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gate.config import load_config
+from gate.execute import RunRequest, run_side
+from gate.report import Summary
+from gate.shard import Shard
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="run a suite against one checkout and write its report")
+    p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
+    p.add_argument("--suite", help="suite name (default: every suite in the config)")
+    p.add_argument("--root", default=".", help="checkout whose prompts, config and code are used")
+    p.add_argument("--out", default="reports", help="output folder (default: reports)")
+    p.add_argument("--label", default="run", help="report name: OUT/LABEL.jsonl (default: run)")
+    p.add_argument("--repeats", type=int, help="override `repeats` (runs per case)")
+    p.add_argument("--concurrency", type=int, help="override `concurrency`")
+    p.add_argument(
+        "--no-cache", action="store_true", help="ignore and do not write the response cache"
+    )
+    p.add_argument("--record", metavar="FILE", help="also write the outputs as a replay file")
+    p.add_argument("--shard", metavar="I/N", help="run only shard I of N (see `gate merge`)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(handler=handle)
+
+
+def describe(summary: Summary, path: Path) -> str:
+    return (
+        f"{summary.meta.suite}: {summary.passed}/{summary.n} passed ({summary.pass_rate:.2f}%)"
+        f", {summary.failed} failed, {summary.errors} errors"
+        + (f", {summary.needs_review} need review" if summary.needs_review else "")
+        + f" -> {path}"
+    )
+
+
+def handle(args: argparse.Namespace) -> int:
+    loaded = load_config(args.config)
+    shard = Shard.parse(args.shard) if args.shard else None
+    names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
+    if args.suite:
+        loaded.config.suite(args.suite)
+    for name in names:
+        label = args.label if len(names) == 1 else f"{args.label}.{name}"
+        request = RunRequest(
+            loaded=loaded,
+            suite=name,
+            root=Path(args.root),
+            out_dir=Path(args.out),
+            label=label,
+            use_cache=not args.no_cache,
+            record=Path(args.record) if args.record else None,
+            shard=shard,
+            repeats=args.repeats,
+            concurrency=args.concurrency,
+            show_progress=not args.quiet,
+        )
+        summary = run_side(request)
+        print(describe(summary, Path(args.out) / f"{label}.jsonl"), file=sys.stderr)
+    return 0

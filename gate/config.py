@@ -1,0 +1,220 @@
+"""`gate.yml`: typed configuration with defaults; errors name the file, line and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gate.errors import InputError
+from gate.sourcemap import known_fields, load_yaml, validation_error
+
+Severity = Literal["blocker", "major", "minor"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProviderSettings(Strict):
+    """Connection settings shared by the HTTP-backed kinds."""
+
+    timeout_s: float = Field(60.0, gt=0, description="Per-request timeout in seconds.")
+    max_retries: int = Field(5, ge=0, le=20, description="Retries on 429/5xx/timeouts.")
+
+
+class OpenAISystem(ProviderSettings):
+    kind: Literal["openai"]
+    model_config_file: str = Field(alias="model_config", description="YAML file: model, ...")
+    prompt: str = Field(description="Jinja2 template rendered with the case input.")
+    base_url: str | None = Field(None, description="Default: $OPENAI_BASE_URL or api.openai.com")
+    api_key_env: str = "OPENAI_API_KEY"
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, protected_namespaces=()
+    )
+
+
+class AnthropicSystem(ProviderSettings):
+    kind: Literal["anthropic"]
+    model_config_file: str = Field(alias="model_config")
+    prompt: str
+    base_url: str | None = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, protected_namespaces=()
+    )
+
+
+class HttpSystem(ProviderSettings):
+    kind: Literal["http"]
+    url: str
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Values may use ${ENV_VAR} for secrets."
+    )
+
+
+class CommandSystem(Strict):
+    kind: Literal["command"]
+    command: list[str] = Field(min_length=1, description="argv, run in the side's checkout")
+
+
+class PythonSystem(Strict):
+    kind: Literal["python"]
+    target: str = Field(description="module:function, imported from the side's checkout")
+
+    @field_validator("target")
+    @classmethod
+    def _target_shape(cls, value: str) -> str:
+        module, _, func = value.partition(":")
+        if not module or not func:
+            raise ValueError(f"target must look like `module:function`, got {value!r}")
+        return value
+
+
+class ReplaySystem(Strict):
+    kind: Literal["replay"]
+    file: str = Field(description="Recorded outputs keyed by case id (see --record)")
+
+
+SystemConfig = Annotated[
+    OpenAISystem | AnthropicSystem | HttpSystem | CommandSystem | PythonSystem | ReplaySystem,
+    Field(discriminator="kind"),
+]
+
+
+class JudgeConfig(ProviderSettings):
+    """The model that scores `expect.rubric`; any provider kind, always at temperature 0."""
+
+    kind: Literal["openai", "anthropic", "http"] = "openai"
+    model: str | None = None
+    base_url: str | None = None
+    url: str | None = None
+    api_key_env: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    max_tokens: int = 512
+
+
+class SandboxConfig(Strict):
+    timeout_s: float = Field(5.0, gt=0, description="Wall-clock limit per code execution")
+    memory_mb: int = Field(512, ge=32, description="Address-space limit")
+    cpu_s: int | None = Field(None, ge=1, description="CPU-time limit (default: timeout + 1)")
+    max_processes: int = Field(16, ge=1)
+    max_open_files: int = Field(64, ge=16)
+    max_file_mb: int = Field(16, ge=1)
+    max_output_kb: int = Field(64, ge=1, description="Captured stdout/stderr per stream")
+    pythonpath: list[str] = Field(
+        default_factory=list, description="Folders of the checkout importable by generated code"
+    )
+    prelude: str = Field("", description="Code run before the candidate, e.g. imports")
+    workers: int | None = Field(None, ge=1, description="Parallel executions (default: cores)")
+
+
+class Price(Strict):
+    input: float = Field(ge=0, description="USD per million input tokens")
+    output: float = Field(ge=0, description="USD per million output tokens")
+
+
+class CacheConfig(Strict):
+    enabled: bool = True
+    dir: str | None = Field(None, description="Default: $GATE_CACHE_DIR or ~/.cache/eval-gate")
+
+
+class SuiteConfig(Strict):
+    name: str = "default"
+    cases: str | list[str] = Field(description="File, glob or list of them (relative to config)")
+    system: SystemConfig
+    watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
+
+
+class GateConfig(Strict):
+    watch: list[str] = Field(default_factory=list, description="Globs; a PR touching none skips")
+    threshold: float = Field(3.0, ge=0, description="Points of pass rate a PR may lose")
+    block_severities: list[Severity] = Field(default_factory=lambda: ["blocker"])
+    require_significance: bool = False
+    alpha: float = Field(0.05, gt=0, lt=1)
+    max_error_rate: float = Field(5.0, ge=0, le=100, description="Percent errors per side")
+    repeats: int = Field(1, ge=1, le=100)
+    concurrency: int = Field(8, ge=1, le=512)
+    timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")
+    suites: list[SuiteConfig] = Field(min_length=1)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    judge: JudgeConfig | None = None
+    prices: dict[str, Price] = Field(default_factory=dict)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _single_suite_shorthand(cls, data: Any) -> Any:
+        """`cases:` + `system:` at the top level mean one suite named `default`."""
+        if (
+            isinstance(data, dict)
+            and "suites" not in data
+            and ("cases" in data or "system" in data)
+        ):
+            data = dict(data)
+            suite = {k: data.pop(k) for k in ("cases", "system", "name") if k in data}
+            data["suites"] = [suite]
+        return data
+
+    @model_validator(mode="after")
+    def _unique_suite_names(self) -> GateConfig:
+        names = [s.name for s in self.suites]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"suite names must be unique, repeated: {', '.join(dupes)}")
+        return self
+
+    def suite(self, name: str | None) -> SuiteConfig:
+        if name is None:
+            return self.suites[0]
+        for suite in self.suites:
+            if suite.name == name:
+                return suite
+        raise InputError(
+            f"no suite named {name!r}; suites: {', '.join(s.name for s in self.suites)}",
+            key="suites",
+        )
+
+
+class LoadedConfig(BaseModel):
+    """A parsed config together with where it came from (cases resolve against its folder)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    config: GateConfig
+    path: Path
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+
+VOCABULARY = known_fields(GateConfig, *SystemConfig.__args__[0].__args__)  # type: ignore[attr-defined]
+
+
+def parse_config(text: str, path: Path) -> GateConfig:
+    data, locator = load_yaml(text, path)
+    if data is None:
+        raise InputError("the file is empty; it needs at least `cases` and `system`", file=path)
+    if not isinstance(data, dict):
+        raise InputError("the top level must be a mapping of keys", file=path, line=1)
+    try:
+        return GateConfig.model_validate(data)
+    except ValidationError as err:
+        raise validation_error(
+            err, file=path, data=data, locator=locator, vocabulary=VOCABULARY
+        ) from None
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("config file not found", file=file) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read config: {exc}", file=file) from None
+    return LoadedConfig(config=parse_config(text, file), path=file.resolve())

@@ -1,0 +1,162 @@
+"""Run one side of a comparison: config + cases + system -> report files.
+
+This is `gate run`; the PR flow calls it once per side (each in its own process).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gate import __version__
+from gate.cases import Case, load_cases
+from gate.checks import CheckContext
+from gate.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.errors import InputError
+from gate.meta import find_repo_root, git_state, hash_files, now_iso
+from gate.progress import Progress
+from gate.report import ReportWriter, RunMeta, Summary
+from gate.runner import RunOptions, run_cases
+from gate.shard import Shard, select_shard
+from gate.systems import SystemEnv, build_system
+from gate.systems.base import System
+
+
+@dataclass
+class RunRequest:
+    loaded: LoadedConfig
+    suite: str | None = None
+    root: Path = field(default_factory=Path.cwd)
+    out_dir: Path = Path("reports")
+    label: str = "run"
+    use_cache: bool = True
+    record: Path | None = None
+    shard: Shard | None = None
+    repeats: int | None = None
+    concurrency: int | None = None
+    show_progress: bool = True
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
+    """The suite's cases, read from the config's checkout (the head's, in the PR flow)."""
+    display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
+    cases = load_cases(suite.cases, loaded.base_dir, display_root)
+    if not cases:
+        raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
+    _require_services(loaded, cases)
+    return cases
+
+
+def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
+    if loaded.config.judge is None:
+        needing = [c for c in cases if c.expect.rubric]
+        if needing:
+            raise InputError(
+                f"case {needing[0].id!r} has `expect.rubric` but gate.yml has no `judge`",
+                file=needing[0].file,
+                line=needing[0].line,
+                key="expect.rubric",
+            )
+
+
+def system_env(request: RunRequest) -> SystemEnv:
+    config = request.loaded.config
+    cache_dir = config.cache.dir or request.environ.get("GATE_CACHE_DIR")
+    if cache_dir is None:
+        base = request.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        cache_dir = str(Path(base) / "eval-gate")
+    return SystemEnv(
+        root=request.root.resolve(),
+        config_dir=request.loaded.base_dir,
+        environ=request.environ,
+        cache_dir=Path(cache_dir),
+        use_cache=request.use_cache and config.cache.enabled,
+        prices={name: price.model_dump() for name, price in config.prices.items()},
+        concurrency=request.concurrency or config.concurrency,
+    )
+
+
+@contextmanager
+def open_services(
+    request: RunRequest, cases: list[Case], env: SystemEnv
+) -> Iterator[tuple[System, CheckContext]]:
+    """The system under test, and the sandbox and judge when some case needs them."""
+    config = request.loaded.config
+    suite = config.suite(request.suite)
+    with ExitStack() as stack:
+        system = build_system(suite.system, env)
+        stack.callback(system.close)
+        if request.record is not None:
+            from gate.systems.record import RecordingSystem
+
+            system = RecordingSystem(system, request.record)
+            stack.callback(system.close)
+        ctx = CheckContext()
+        if any(c.expect.has_code_checks for c in cases):
+            from gate.sandbox import open_sandbox
+
+            ctx.sandbox = stack.enter_context(open_sandbox(config.sandbox, env.root))
+        if config.judge is not None and any(c.expect.rubric for c in cases):
+            from gate.judge import open_judge
+
+            ctx.judge = stack.enter_context(open_judge(config.judge, env))
+        yield system, ctx
+
+
+def build_meta(
+    request: RunRequest, config: GateConfig, system: System, ctx: CheckContext, n: int
+) -> RunMeta:
+    root = request.root.resolve()
+    sha, dirty = git_state(root)
+    files = [request.loaded.path, *system.files()]
+    sandbox: dict[str, Any] | None = ctx.sandbox.protections() if ctx.sandbox else None
+    return RunMeta(
+        gate_version=__version__,
+        label=request.label,
+        suite=config.suite(request.suite).name,
+        created_at=now_iso(),
+        root=str(root),
+        git_sha=sha,
+        git_dirty=dirty,
+        config_file=str(request.loaded.path),
+        files=hash_files(files, [root, request.loaded.base_dir]),
+        system=system.describe(),
+        repeats=request.repeats or config.repeats,
+        concurrency=request.concurrency or config.concurrency,
+        n_cases=n,
+        shard=str(request.shard) if request.shard else None,
+        sandbox=sandbox,
+    )
+
+
+def run_side(request: RunRequest) -> Summary:
+    config = request.loaded.config
+    suite = config.suite(request.suite)
+    cases = suite_cases(request.loaded, suite)
+    selected = select_shard(list(enumerate(cases)), request.shard)
+    env = system_env(request)
+    options = RunOptions(
+        concurrency=request.concurrency or config.concurrency,
+        repeats=request.repeats or config.repeats,
+        timeout_s=config.timeout_s,
+    )
+    with open_services(request, cases, env) as (system, ctx):
+        meta = build_meta(request, config, system, ctx, len(selected))
+        writer = ReportWriter(request.out_dir, request.label)
+        progress = Progress(len(selected), label=request.label, enabled=request.show_progress)
+        started = time.perf_counter()
+        writer.open(meta)
+
+        def sink(result: Any) -> None:
+            writer.write(result)
+            progress.advance(result)
+
+        run_cases(selected, system, ctx, options, sink)
+        progress.finish()
+        return writer.close(meta, time.perf_counter() - started)

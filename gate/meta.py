@@ -1,0 +1,57 @@
+"""Provenance of a run: git sha of the checkout and hashes of the files that shaped it."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def find_repo_root(start: Path) -> Path | None:
+    for folder in [start.resolve(), *start.resolve().parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def git_state(root: Path) -> tuple[str | None, bool | None]:
+    """(sha, dirty) of the repository holding `root`, or (None, None) outside git."""
+    if find_repo_root(root) is None:
+        return None, None
+    import git  # gitpython is slow to import; only pay for it inside a repository
+
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+        try:
+            return repo.head.commit.hexsha, repo.is_dirty(untracked_files=False)
+        finally:
+            repo.close()
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError, git.GitCommandError):
+        return None, None
+
+
+def hash_files(paths: list[Path], relative_to: list[Path]) -> dict[str, str]:
+    hashes: dict[str, str] = {}
+    for path in paths:
+        name = str(path)
+        for base in relative_to:
+            try:
+                name = path.resolve().relative_to(base.resolve()).as_posix()
+                break
+            except ValueError:
+                continue
+        if path.is_file():
+            hashes[name] = sha256_file(path)
+    return dict(sorted(hashes.items()))
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

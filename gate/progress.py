@@ -1,0 +1,73 @@
+"""Progress of a long run: a live line on a terminal, periodic plain lines in CI logs."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter
+from typing import TextIO
+
+from gate.report import CaseResult
+
+
+class Progress:
+    def __init__(
+        self,
+        total: int,
+        *,
+        label: str = "",
+        stream: TextIO | None = None,
+        interval_s: float | None = None,
+        enabled: bool = True,
+    ) -> None:
+        self.total = total
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.interval_s = interval_s if interval_s is not None else (0.1 if self.tty else 10.0)
+        self.enabled = enabled
+        self.counts: Counter[str] = Counter()
+        self.done = 0
+        self.started = time.monotonic()
+        self._last = self.started
+        self._lock = threading.Lock()
+
+    def advance(self, result: CaseResult) -> None:
+        with self._lock:
+            self.done += 1
+            self.counts[result.status] += 1
+            now = time.monotonic()
+            if self.enabled and now - self._last >= self.interval_s:
+                self._last = now
+                self._emit(final=False)
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        pct = 100 * self.done / self.total if self.total else 100.0
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        parts = [f"{self.done}/{self.total} ({pct:.0f}%)"]
+        parts += [
+            f"{k} {self.counts[k]}"
+            for k in ("pass", "fail", "error", "needs_review")
+            if self.counts[k]
+        ]
+        parts.append(f"{elapsed:.1f}s")
+        if self.done < self.total and rate > 0:
+            parts.append(f"eta {eta:.0f}s")
+        prefix = f"[{self.label}] " if self.label else ""
+        return prefix + " · ".join(parts)
+
+    def _emit(self, *, final: bool) -> None:
+        if self.tty:
+            end = "\n" if final else ""
+            self.stream.write("\r\x1b[2K" + self.line() + end)
+        else:
+            self.stream.write(self.line() + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            with self._lock:
+                self._emit(final=True)

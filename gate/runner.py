@@ -1,0 +1,164 @@
+"""Run cases against a system with bounded concurrency, repeats and per-call timeouts.
+
+A system that raises makes the case an `error` (never a `fail`); a check that cannot be
+evaluated does too. Results go to a sink as they finish, so nothing is held for the whole run.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from gate.cases import Case
+from gate.checks import CheckContext, CheckResult, plan_checks
+from gate.errors import CheckInfraError, GateError
+from gate.report import Attempt, CaseResult, Status, Tokens, truncate_output
+from gate.systems.base import System, SystemRequest
+
+Sink = Callable[[CaseResult], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    concurrency: int = 8
+    repeats: int = 1
+    timeout_s: float = 120.0
+
+
+def status_of(checks: list[CheckResult]) -> Status:
+    if any(c.passed is False for c in checks):
+        return "fail"
+    if any(c.passed is None for c in checks):
+        return "needs_review"
+    return "pass"
+
+
+def _short_exception(exc: BaseException) -> str:
+    message = str(exc).strip()
+    name = type(exc).__name__
+    if isinstance(exc, GateError):
+        return message or name
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" (at {frame[0].filename.rsplit('/', 1)[-1]}:{frame[0].lineno})" if frame else ""
+    return f"{name}: {message}{where}" if message else f"{name}{where}"
+
+
+def run_attempt(
+    case: Case, repeat: int, system: System, ctx: CheckContext, options: RunOptions
+) -> Attempt:
+    request = SystemRequest(
+        case_id=case.id, input=case.system_input(), repeat=repeat, timeout_s=options.timeout_s
+    )
+    started = time.perf_counter()
+    try:
+        output = system.call(request)
+    except Exception as exc:
+        latency = (time.perf_counter() - started) * 1000
+        return Attempt(
+            repeat=repeat,
+            status="error",
+            error=f"system error: {_short_exception(exc)}",
+            latency_ms=round(latency, 3),
+        )
+    latency = (time.perf_counter() - started) * 1000
+    usage = output.usage
+    tokens = (
+        Tokens(prompt=usage.prompt_tokens, completion=usage.completion_tokens)
+        if usage
+        else Tokens()
+    )
+    base = {
+        "repeat": repeat,
+        "output": truncate_output(output.text),
+        "latency_ms": round(latency, 3),
+        "tokens": tokens,
+        "cost_usd": output.cost_usd,
+        "cached": output.cached,
+    }
+    try:
+        checks = plan_checks(case.expect).run(output, case, ctx)
+    except CheckInfraError as exc:
+        return Attempt(status="error", error=f"check error: {exc}", **base)
+    except Exception as exc:  # a bug in a check must not take the run down
+        return Attempt(status="error", error=f"check crashed: {_short_exception(exc)}", **base)
+    scores = {c.name.removeprefix("rubric:"): c.score for c in checks if c.score is not None}
+    return Attempt(status=status_of(checks), checks=checks, scores=scores, **base)
+
+
+def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
+    """One result per case; with repeats the majority outcome decides, ties count as failing."""
+    scored = [a for a in attempts if a.status != "error"]
+    counts = Counter(a.status for a in scored)
+    status: Status
+    if not scored:
+        status = "error"
+    elif counts["pass"] * 2 > len(scored):
+        status = "pass"
+    elif counts["fail"] >= counts["needs_review"]:
+        status = "fail"
+    else:
+        status = "needs_review"
+    shown = next(a for a in attempts if a.status == status)
+    errors = [a.error for a in attempts if a.error]
+    return CaseResult(
+        id=case.id,
+        task=case.task,
+        severity=case.severity,
+        heldout=case.heldout,
+        status=status,
+        passed=status == "pass",
+        checks=shown.checks,
+        scores=shown.scores,
+        latency_ms=shown.latency_ms,
+        tokens=sum((a.tokens for a in attempts), Tokens()),
+        cost_usd=_sum_cost(attempts),
+        output=shown.output,
+        error=shown.error if status == "error" else ("; ".join(errors) or None),
+        cached=all(a.cached for a in attempts),
+        repeats=len(attempts),
+        pass_fraction=round(counts["pass"] / len(scored), 4) if scored else 0.0,
+        flaky=len(counts) > 1,
+        attempts=attempts if len(attempts) > 1 else [],
+        file=case.file,
+        line=case.line,
+        index=index,
+    )
+
+
+def _sum_cost(attempts: list[Attempt]) -> float | None:
+    costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
+    return round(sum(costs), 8) if costs else None
+
+
+def evaluate_case(
+    case: Case, index: int, system: System, ctx: CheckContext, options: RunOptions
+) -> CaseResult:
+    attempts = [run_attempt(case, r, system, ctx, options) for r in range(options.repeats)]
+    return aggregate(case, index, attempts)
+
+
+def run_cases(
+    cases: Iterable[tuple[int, Case]],
+    system: System,
+    ctx: CheckContext,
+    options: RunOptions,
+    sink: Sink,
+) -> None:
+    """Evaluate `(index, case)` pairs concurrently; each finished case goes to `sink` once."""
+    window = options.concurrency * 4
+    with ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gate-run") as pool:
+        pending: set[Future[CaseResult]] = set()
+        for index, case in cases:
+            pending.add(pool.submit(evaluate_case, case, index, system, ctx, options))
+            if len(pending) >= window:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    sink(future.result())
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                sink(future.result())

@@ -1,0 +1,27 @@
+"""Systems under test, built from their config by kind."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from gate.systems.base import System, SystemEnv, SystemOutput, SystemRequest, Usage
+
+__all__ = ["System", "SystemEnv", "SystemOutput", "SystemRequest", "Usage", "build_system"]
+
+# Imported lazily: provider kinds pull in HTTP machinery that offline runs never need.
+FACTORIES: dict[str, str] = {
+    "python": "gate.systems.python_system:PythonFunctionSystem",
+    "command": "gate.systems.command:CommandProcessSystem",
+    "replay": "gate.systems.replay:ReplayFileSystem",
+    "openai": "gate.systems.openai:OpenAIChatSystem",
+    "anthropic": "gate.systems.anthropic:AnthropicMessagesSystem",
+    "http": "gate.systems.http:HttpServiceSystem",
+}
+
+
+def build_system(config: Any, env: SystemEnv) -> System:
+    module_name, _, cls_name = FACTORIES[config.kind].partition(":")
+    factory = getattr(importlib.import_module(module_name), cls_name)
+    system: System = factory(config, env)
+    return system

@@ -1,0 +1,80 @@
+"""`replay` kind: outputs recorded earlier (see `gate run --record`), keyed by case id.
+
+File format (JSONL): `{"id": ..., "repeat": 0, "model": ..., "text": ..., "usage": {...}}`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gate.config import ReplaySystem
+from gate.errors import InputError, SystemCallError
+from gate.systems.base import SystemEnv, SystemOutput, SystemRequest, Usage
+
+
+class Recording(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    repeat: int = 0
+    model: str | None = None
+    text: str
+    usage: Usage | None = None
+
+
+def load_recordings(path: Path, display: str) -> dict[tuple[str, int], Recording]:
+    records: dict[tuple[str, int], Recording] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read replay file: {exc.strerror}", file=display) from None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = Recording.model_validate(json.loads(raw))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON: {exc.msg}", file=display, line=number) from None
+        except ValidationError as err:
+            first = err.errors()[0]
+            key = ".".join(str(p) for p in first["loc"]) or None
+            raise InputError(first["msg"], file=display, line=number, key=key) from None
+        records[(record.id, record.repeat)] = record
+    return records
+
+
+class ReplayFileSystem:
+    kind = "replay"
+
+    def __init__(self, config: ReplaySystem, env: SystemEnv) -> None:
+        self.config = config
+        self.path = env.checkout_file(config.file, "system.file")
+        self.records = load_recordings(self.path, config.file)
+        models = {r.model for r in self.records.values() if r.model}
+        self.model = ", ".join(sorted(models)) or None
+
+    def call(self, request: SystemRequest) -> SystemOutput:
+        record = self.records.get((request.case_id, request.repeat)) or self.records.get(
+            (request.case_id, 0)
+        )
+        if record is None:
+            raise SystemCallError(
+                f"no recorded output for case {request.case_id!r} in {self.config.file}"
+            )
+        extra = record.model_extra or {}
+        return SystemOutput(
+            text=record.text, usage=record.usage, data=dict(extra), model=record.model
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "file": self.config.file, "model": self.model}
+
+    def files(self) -> list[Path]:
+        return [self.path]
+
+    def close(self) -> None:
+        pass
