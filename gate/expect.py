@@ -14,7 +14,7 @@ def _as_list(value: Any) -> Any:
 
 
 class HiddenTest(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     call: str = Field(description="Python expression evaluated against the extracted code")
     eq: Any = Field(description="Expected value (JSON data)")
@@ -32,7 +32,7 @@ class HiddenTest(BaseModel):
 class Expect(BaseModel):
     """Every key is optional; unknown keys are rejected with a suggestion."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     must_include: list[str] = Field(default_factory=list, description="Case-insensitive")
     must_not_include: list[str] = Field(default_factory=list, description="Case-insensitive")

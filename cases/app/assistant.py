@@ -196,8 +196,13 @@ def answer(inputs: dict[str, Any]) -> dict[str, Any]:
     if code is not None:
         text = code
     else:
-        text = _truncate(_support_answer(question, prompt, config, str(inputs.get("id"))), _word_limit(prompt))
+        text = _truncate(
+            _support_answer(question, prompt, config, str(inputs.get("id"))), _word_limit(prompt)
+        )
     max_tokens = int(config.get("max_tokens", 256))
     text = _truncate(text, max(1, int(max_tokens * 0.75)))
-    usage = {"prompt_tokens": len(prompt.split()) + len(question.split()), "completion_tokens": len(text.split())}
+    usage = {
+        "prompt_tokens": len(prompt.split()) + len(question.split()),
+        "completion_tokens": len(text.split()),
+    }
     return {"text": text, "usage": usage, "model": config.get("model")}

@@ -1,0 +1,86 @@
+"""Every deterministic text check, both ways."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.cases import Case
+from gate.checks import CheckContext, plan_checks
+from gate.expect import Expect
+from gate.systems.base import SystemOutput
+
+
+def results(expect: dict, text: str) -> dict[str, bool | None]:
+    case = Case(id="c", task="t", expect=Expect.model_validate(expect))
+    checks = plan_checks(case.expect).run(SystemOutput(text=text), case, CheckContext())
+    return {c.name: c.passed for c in checks}
+
+
+@pytest.mark.parametrize(
+    ("expect", "text", "expected"),
+    [
+        ({"must_include": ["CAC"]}, "You need cac registration", {"include:CAC": True}),
+        ({"must_include": ["CAC"]}, "You need a certificate", {"include:CAC": False}),
+        ({"must_include": "fee"}, "A FEE applies", {"include:fee": True}),
+        (
+            {"must_not_include": ["I am a lawyer"]},
+            "I am not a lawyer",
+            {"exclude:I am a lawyer": True},
+        ),
+        (
+            {"must_not_include": ["I am a lawyer"]},
+            "Trust me, i AM A LAWYER.",
+            {"exclude:I am a lawyer": False},
+        ),
+        ({"regex": [r"\d{3}-\d{4}"]}, "call 555-1234", {r"regex:\d{3}-\d{4}": True}),
+        ({"regex": [r"\d{3}-\d{4}"]}, "call me", {r"regex:\d{3}-\d{4}": False}),
+        ({"not_regex": [r"(?i)guarantee"]}, "no promises", {"not_regex:(?i)guarantee": True}),
+        ({"not_regex": [r"(?i)guarantee"]}, "We GUARANTEE it", {"not_regex:(?i)guarantee": False}),
+        ({"equals": "42"}, " 42\n", {"equals": True}),
+        ({"equals": "42"}, "42.0", {"equals": False}),
+        ({"max_chars": 5}, "12345", {"max_chars:5": True}),
+        ({"max_chars": 5}, "123456", {"max_chars:5": False}),
+        ({"min_chars": 3}, "abc", {"min_chars:3": True}),
+        ({"min_chars": 3}, "ab", {"min_chars:3": False}),
+        ({"json": True}, '{"a": 1}', {"json": True}),
+        ({"json": True}, "```json\n[1, 2]\n```", {"json": True}),
+        ({"json": True}, "{'a': 1}", {"json": False}),
+    ],
+)
+def test_text_check(expect: dict, text: str, expected: dict[str, bool]) -> None:
+    assert results(expect, text) == expected
+
+
+SCHEMA = {
+    "type": "object",
+    "required": ["answer", "confidence"],
+    "properties": {"answer": {"type": "string"}, "confidence": {"type": "number", "maximum": 1}},
+}
+
+
+def test_json_schema_passes_and_fails_with_a_reason() -> None:
+    ok = results({"json": SCHEMA}, '{"answer": "yes", "confidence": 0.9}')
+    assert ok == {"json": True, "json_schema": True}
+    case = Case(id="c", task="t", expect=Expect.model_validate({"json": SCHEMA}))
+    bad = plan_checks(case.expect).run(
+        SystemOutput(text='{"answer": "yes", "confidence": 3}'), case, CheckContext()
+    )
+    assert [(c.name, c.passed) for c in bad] == [("json", True), ("json_schema", False)]
+    assert "confidence" in bad[1].detail and "3" in bad[1].detail
+    not_json = results({"json": SCHEMA}, "yes")
+    assert not_json == {"json": False, "json_schema": False}
+
+
+def test_all_checks_of_a_case_are_named_and_reported() -> None:
+    got = results(
+        {"must_include": ["a", "b"], "must_not_include": ["z"], "max_chars": 10},
+        "a only",
+    )
+    assert got == {"include:a": True, "include:b": False, "exclude:z": True, "max_chars:10": True}
+
+
+def test_failed_check_details_say_why() -> None:
+    case = Case(id="c", task="t", expect=Expect(must_not_include=["secret"], max_chars=3))
+    checks = plan_checks(case.expect).run(SystemOutput(text="the Secret!"), case, CheckContext())
+    assert "found at character 4" in checks[0].detail
+    assert checks[1].detail == "11 characters"
