@@ -110,7 +110,12 @@ def open_services(
 
 
 def build_meta(
-    request: RunRequest, config: GateConfig, system: System, ctx: CheckContext, n: int
+    request: RunRequest,
+    config: GateConfig,
+    system: System,
+    ctx: CheckContext,
+    n: int,
+    suite_size: int,
 ) -> RunMeta:
     root = request.root.resolve()
     sha, dirty = git_state(root)
@@ -130,6 +135,7 @@ def build_meta(
         repeats=request.repeats or config.repeats,
         concurrency=request.concurrency or config.concurrency,
         n_cases=n,
+        suite_size=suite_size,
         shard=str(request.shard) if request.shard else None,
         sandbox=sandbox,
     )
@@ -147,7 +153,7 @@ def run_side(request: RunRequest) -> Summary:
         timeout_s=config.timeout_s,
     )
     with open_services(request, cases, env) as (system, ctx):
-        meta = build_meta(request, config, system, ctx, len(selected))
+        meta = build_meta(request, config, system, ctx, len(selected), len(cases))
         writer = ReportWriter(request.out_dir, request.label)
         progress = Progress(len(selected), label=request.label, enabled=request.show_progress)
         started = time.perf_counter()

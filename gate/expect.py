@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
@@ -73,6 +72,8 @@ class Expect(BaseModel):
     @classmethod
     def _schema(cls, value: Any) -> Any:
         if isinstance(value, dict):
+            import jsonschema  # slow to import; only suites that use schemas pay for it
+
             try:
                 jsonschema.validators.validator_for(value).check_schema(value)
             except jsonschema.SchemaError as exc:

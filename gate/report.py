@@ -107,6 +107,7 @@ class RunMeta(BaseModel):
     repeats: int = 1
     concurrency: int = 1
     n_cases: int = 0
+    suite_size: int | None = Field(None, description="Cases in the whole suite (before sharding)")
     shard: str | None = None
     shards: list[str] = Field(default_factory=list)
     sandbox: dict[str, Any] | None = None

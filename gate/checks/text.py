@@ -7,8 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
 from gate.checks.base import CheckContext, CheckResult
 
 if TYPE_CHECKING:
@@ -92,6 +90,8 @@ class Json:
             return results
         results = [CheckResult(name="json", passed=True)]
         if self.schema is not None:
+            import jsonschema  # slow to import; only suites that use schemas pay for it
+
             validator = jsonschema.validators.validator_for(self.schema)(self.schema)
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
             detail = ""
