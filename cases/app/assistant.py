@@ -152,9 +152,8 @@ def _word_limit(prompt: str) -> int | None:
 
 def _support_answer(question: str, prompt: str, config: dict[str, Any], case_id: str) -> str:
     q = question.lower()
-    topics = dict(TOPICS)
-    if "large" in str(config.get("model", "")):
-        topics.update(LARGE_ONLY)
+    large = "large" in str(config.get("model", ""))
+    topics = {**LARGE_ONLY, **TOPICS} if large else TOPICS
     if any(w in q for w in ("open", "hours", "reach support", "contact")):
         with _lock:
             call = next(_calls[case_id])
