@@ -22,6 +22,12 @@ class ProviderSettings(Strict):
 
     timeout_s: float = Field(60.0, gt=0, description="Per-request timeout in seconds.")
     max_retries: int = Field(5, ge=0, le=20, description="Retries on 429/5xx/timeouts.")
+    backoff_s: float = Field(
+        1.0, ge=0, description="First retry delay; doubles each retry (with jitter)."
+    )
+    max_backoff_s: float = Field(
+        60.0, ge=0, description="Longest single wait, also for Retry-After and reset headers."
+    )
 
 
 class OpenAISystem(ProviderSettings):
@@ -53,6 +59,9 @@ class HttpSystem(ProviderSettings):
     url: str
     headers: dict[str, str] = Field(
         default_factory=dict, description="Values may use ${ENV_VAR} for secrets."
+    )
+    cache: bool = Field(
+        False, description="Cache answers; only when the service's answer depends on the request"
     )
 
 
@@ -89,12 +98,22 @@ class JudgeConfig(ProviderSettings):
     """The model that scores `expect.rubric`; any provider kind, always at temperature 0."""
 
     kind: Literal["openai", "anthropic", "http"] = "openai"
-    model: str | None = None
-    base_url: str | None = None
-    url: str | None = None
-    api_key_env: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    max_tokens: int = 512
+    model: str | None = Field(None, description="Required for the openai and anthropic kinds")
+    base_url: str | None = Field(None, description="openai/anthropic: default from environment")
+    url: str | None = Field(None, description="http kind: the service to POST to")
+    api_key_env: str | None = Field(None, description="Default OPENAI_API_KEY/ANTHROPIC_API_KEY")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="http kind; values may use ${ENV_VAR}"
+    )
+    max_tokens: int = Field(512, ge=16)
+
+    @model_validator(mode="after")
+    def _target(self) -> JudgeConfig:
+        if self.kind == "http" and not self.url:
+            raise ValueError("a judge of kind `http` needs `url`")
+        if self.kind != "http" and not self.model:
+            raise ValueError(f"a judge of kind `{self.kind}` needs `model`")
+        return self
 
 
 class SandboxConfig(Strict):
@@ -144,6 +163,9 @@ class GateConfig(Strict):
     judge: JudgeConfig | None = None
     prices: dict[str, Price] = Field(default_factory=dict)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    templates: str | None = Field(
+        None, description="Folder of jinja2 templates extending or replacing the PR comment's"
+    )
 
     @model_validator(mode="before")
     @classmethod

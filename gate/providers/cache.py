@@ -1,0 +1,77 @@
+"""The response cache: one JSON file per request, named by the hash of the exact request.
+
+The key material is the endpoint (without secrets), the request body (model, messages,
+parameters) and the repeat index; headers never enter it. Writes go to a temporary file that is
+renamed into place, so concurrent workers and concurrent processes never see half an entry;
+an unreadable entry is a miss and is overwritten by the next answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+CACHE_VERSION = 1
+log = logging.getLogger(__name__)
+
+
+def cache_key(endpoint: str, body: Any, repeat: int) -> str:
+    material = {"v": CACHE_VERSION, "endpoint": endpoint, "body": body, "repeat": repeat}
+    canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    def __init__(self, directory: Path | None, *, enabled: bool = True) -> None:
+        self.directory = directory
+        self.enabled = enabled and directory is not None
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def path(self, key: str) -> Path:
+        assert self.directory is not None
+        return self.directory / f"v{CACHE_VERSION}" / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Any | None:
+        if not self.enabled:
+            return None
+        try:
+            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            entry = None
+        found = isinstance(entry, dict) and entry.get("key") == key and "response" in entry
+        with self._lock:
+            if found:
+                self.hits += 1
+            else:
+                self.misses += 1
+        return entry["response"] if found else None  # type: ignore[index]
+
+    def put(self, key: str, response: Any) -> None:
+        if not self.enabled:
+            return
+        target = self.path(key)
+        text = json.dumps({"key": key, "response": response}, ensure_ascii=False)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            # A cache that cannot be written costs calls on the next run, not this run.
+            if not self._warned:
+                self._warned = True
+                log.warning("response cache not written (%s): %s", exc.strerror, target.parent)

@@ -1,0 +1,84 @@
+"""What the `openai` and `anthropic` kinds share: prompt files in, one chat call per case out."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from gate.config import AnthropicSystem, OpenAISystem
+from gate.providers.cache import ResponseCache
+from gate.providers.client import open_client
+from gate.providers.formats import ChatFormat, Reply
+from gate.providers.pricing import cost_usd
+from gate.providers.prompts import ChatPrompt
+from gate.providers.transport import Endpoint
+from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+
+
+def env_cache(env: SystemEnv) -> ResponseCache:
+    return ResponseCache(env.cache_dir, enabled=env.use_cache)
+
+
+def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> SystemOutput:
+    """A reply as the runner sees it; the cost is what the call costs (cached or not)."""
+    return SystemOutput(
+        text=reply.text,
+        usage=reply.usage,
+        data=reply.data,
+        cached=reply.cached,
+        cost_usd=cost_usd(env.prices, reply.usage, requested_model, reply.model),
+        model=reply.model or requested_model,
+    )
+
+
+class ChatSystem:
+    kind = "chat"
+
+    def __init__(
+        self,
+        config: OpenAISystem | AnthropicSystem,
+        env: SystemEnv,
+        endpoint: Endpoint,
+        fmt: ChatFormat,
+    ) -> None:
+        self.env = env
+        self.prompt = ChatPrompt(env.root, config.model_config_file, config.prompt, "system")
+        self.settings = self.prompt.settings
+        self.format = fmt
+        self.client = open_client(
+            endpoint,
+            config,
+            cache=env_cache(env),
+            environ=env.environ,
+            concurrency=env.concurrency,
+        )
+
+    def call(self, request: SystemRequest) -> SystemOutput:
+        deadline = time.monotonic() + request.timeout_s
+        messages = self.prompt.render(request.input)
+        reply = self.client.chat(
+            self.format,
+            self.settings.model,
+            messages,
+            self.settings.params(),
+            repeat=request.repeat,
+            deadline=deadline,
+        )
+        return to_output(reply, self.env, self.settings.model)
+
+    def describe(self) -> dict[str, Any]:
+        endpoint = self.client.endpoint
+        return {
+            "kind": self.kind,
+            "provider": endpoint.provider,
+            "model": self.settings.model,
+            "base_url": endpoint.display_url,
+            "params": self.settings.params(),
+        }
+
+    def files(self) -> list[Path]:
+        return list(self.prompt.files)
+
+    def close(self) -> None:
+        self.client.close()

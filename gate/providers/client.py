@@ -1,0 +1,99 @@
+"""One provider endpoint: the cache in front of the transport.
+
+A request whose answer is in the cache costs no call; a fresh answer is cached only once it
+parsed, so a malformed reply is never replayed from disk.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from gate.providers.backoff import RetryPolicy
+from gate.providers.cache import ResponseCache, cache_key
+from gate.providers.formats import ChatFormat, Message, Reply
+from gate.providers.transport import Endpoint, ProviderError, Transport
+
+
+class ConnectionSettings(Protocol):
+    """The retry and timeout keys every provider config has (`ProviderSettings`)."""
+
+    timeout_s: float
+    max_retries: int
+    backoff_s: float
+    max_backoff_s: float
+
+
+class ProviderClient:
+    def __init__(self, transport: Transport, cache: ResponseCache) -> None:
+        self.transport = transport
+        self.cache = cache
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.transport.endpoint
+
+    def post(
+        self,
+        body: Any,
+        parse: Callable[[Any], Reply],
+        *,
+        repeat: int,
+        deadline: float | None,
+        cache: bool = True,
+    ) -> Reply:
+        key = cache_key(self.endpoint.display_url, body, repeat) if cache else None
+        if key is not None and (stored := self.cache.get(key)) is not None:
+            try:
+                return parse(stored).model_copy(update={"cached": True})
+            except ValueError:
+                pass  # an entry from an older, different format: fetch a fresh one
+        data = self.transport.post_json(body, deadline)
+        try:
+            reply = parse(data)
+        except ValueError as exc:
+            message = self.endpoint.secrets.scrub_message(f"{self.endpoint.provider}: {exc}")
+            raise ProviderError(message) from None
+        if key is not None:
+            self.cache.put(key, data)
+        return reply
+
+    def chat(
+        self,
+        fmt: ChatFormat,
+        model: str,
+        messages: list[Message],
+        params: dict[str, Any],
+        *,
+        repeat: int,
+        deadline: float | None,
+    ) -> Reply:
+        body = fmt.body(model, messages, params)
+        return self.post(body, fmt.parse, repeat=repeat, deadline=deadline)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def open_client(
+    endpoint: Endpoint,
+    settings: ConnectionSettings,
+    *,
+    cache: ResponseCache,
+    environ: dict[str, str],
+    concurrency: int,
+    rng: random.Random | None = None,
+) -> ProviderClient:
+    policy = RetryPolicy(
+        max_retries=settings.max_retries, base_s=settings.backoff_s, max_s=settings.max_backoff_s
+    )
+    transport = Transport(
+        endpoint,
+        policy=policy,
+        timeout_s=settings.timeout_s,
+        pool_size=concurrency,
+        environ=environ,
+        rng=rng,
+    )
+    return ProviderClient(transport, cache)

@@ -1,0 +1,90 @@
+"""Where each provider kind sends its requests, with which auth headers, from config + environ."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+from gate.errors import InputError
+from gate.providers.secrets import Secrets, expand_headers, redact_url
+from gate.providers.transport import Endpoint
+
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+# Public endpoints always need a key; a local vLLM, Ollama or llama.cpp server usually does not.
+_KEYED_HOSTS = ("api.openai.com", "api.anthropic.com")
+
+
+def join_path(base: str, suffix: str) -> str:
+    """Append a path to a base URL, keeping its query (Azure's `?api-version=`)."""
+    parts = urlsplit(base)
+    path = parts.path.rstrip("/")
+    if not path.endswith(suffix):
+        path = f"{path}/{suffix}"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def _check_url(url: str, key: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"not an http(s) URL: {redact_url(url)!r}", key=key)
+
+
+def _api_key(
+    environ: Mapping[str, str], name: str, url: str, key: str
+) -> tuple[str | None, Secrets]:
+    value = environ.get(name) or None
+    if value is None and urlsplit(url).hostname in _KEYED_HOSTS:
+        raise InputError(f"environment variable {name} is not set (the API key)", key=key)
+    return value, Secrets([value] if value else [])
+
+
+def openai_endpoint(
+    base_url: str | None, api_key_env: str | None, environ: Mapping[str, str], key: str
+) -> Endpoint:
+    base = base_url or environ.get("OPENAI_BASE_URL") or OPENAI_URL
+    _check_url(base, f"{key}.base_url")
+    url = join_path(base, "chat/completions")
+    name = api_key_env or "OPENAI_API_KEY"
+    api_key, secrets = _api_key(environ, name, url, f"{key}.api_key_env")
+    host = urlsplit(url).hostname or ""
+    azure = host.endswith(".azure.com")
+    headers: dict[str, str] = {}
+    if api_key:
+        headers = {"api-key": api_key} if azure else {"Authorization": f"Bearer {api_key}"}
+    provider = "openai" if host == "api.openai.com" else "azure" if azure else "openai-compatible"
+    return Endpoint(
+        provider=provider, url=url, display_url=redact_url(url), headers=headers, secrets=secrets
+    )
+
+
+def anthropic_endpoint(
+    base_url: str | None, api_key_env: str | None, environ: Mapping[str, str], key: str
+) -> Endpoint:
+    base = base_url or environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+    _check_url(base, f"{key}.base_url")
+    on_v1 = urlsplit(base).path.rstrip("/").endswith("/v1")
+    url = join_path(base, "messages" if on_v1 else "v1/messages")
+    name = api_key_env or "ANTHROPIC_API_KEY"
+    api_key, secrets = _api_key(environ, name, url, f"{key}.api_key_env")
+    headers = {"anthropic-version": ANTHROPIC_VERSION}
+    if api_key:
+        headers["x-api-key"] = api_key
+    return Endpoint(
+        provider="anthropic",
+        url=url,
+        display_url=redact_url(url),
+        headers=headers,
+        secrets=secrets,
+    )
+
+
+def service_endpoint(
+    url: str, headers: Mapping[str, str], environ: Mapping[str, str], key: str
+) -> Endpoint:
+    _check_url(url, f"{key}.url")
+    resolved, secrets = expand_headers(headers, environ, f"{key}.headers")
+    return Endpoint(
+        provider="http", url=url, display_url=redact_url(url), headers=resolved, secrets=secrets
+    )

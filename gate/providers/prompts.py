@@ -1,0 +1,185 @@
+"""A chat system's files from the side's checkout: the `model_config` YAML and the prompt.
+
+Prompts are jinja2 templates rendered in jinja2's sandbox with strict undefined variables; the
+variables are the case input's keys, plus `input` (the whole object, with the case `id`).
+
+The rendered prompt is the user message. A template may instead hold several messages, each
+introduced by a line that is exactly `[[system]]`, `[[user]]` or `[[assistant]]`. Markers are
+found in the template source before rendering, so text coming from a case input can never
+start a new message. The model config's `system` file, when given, is rendered the same way
+and becomes the first system message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import traceback
+from pathlib import Path
+from typing import Any
+
+from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gate.errors import InputError, SystemCallError
+from gate.providers.formats import Message, Role
+from gate.sourcemap import Locator, load_yaml, validation_error
+
+_MARKER = re.compile(r"^[ \t]*\[\[(system|user|assistant)\]\][ \t]*$", re.MULTILINE)
+# Parameters the gate sets itself; a model config may not override them.
+RESERVED_PARAMS = ("messages", "stream", "model_config")
+
+
+class ModelSettings(BaseModel):
+    """`model_config` YAML: `model`, optional common keys, any other provider parameter."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    model: str = Field(min_length=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    system: str | None = Field(None, description="System-prompt file, relative to the checkout")
+
+    def params(self) -> dict[str, Any]:
+        """The request parameters: everything but `model` and `system`, unset keys left out."""
+        common = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        params = {k: v for k, v in common.items() if v is not None}
+        return {**params, **(self.model_extra or {})}
+
+
+def load_model_settings(path: Path, display: str) -> tuple[ModelSettings, Locator]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read model config: {exc}", file=display) from None
+    data, locator = load_yaml(text, display)
+    if not isinstance(data, dict):
+        raise InputError("a model config must be a mapping with at least `model`", file=display)
+    try:
+        settings = ModelSettings.model_validate(data)
+    except ValidationError as err:
+        raise validation_error(err, file=display, data=data, locator=locator) from None
+    for name, value in (settings.model_extra or {}).items():
+        problem = _param_problem(name, value)
+        if problem:
+            raise InputError(problem, file=display, line=locator.line((name,)), key=name)
+    return settings, locator
+
+
+def _param_problem(name: str, value: Any) -> str | None:
+    if name in RESERVED_PARAMS:
+        return "set by the gate; remove it from the model config"
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return f"a provider parameter must be JSON data, got {type(value).__name__}"
+    return None
+
+
+def _environment(path: Path, source: str) -> SandboxedEnvironment:
+    def load(_name: str) -> tuple[str, str, Any]:
+        return source, str(path), lambda: True
+
+    return SandboxedEnvironment(
+        loader=FunctionLoader(load),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+    )
+
+
+class PromptTemplate:
+    """One template file; `render` returns its messages (one user message without markers)."""
+
+    def __init__(self, path: Path, display: str, *, role: Role = "user") -> None:
+        self.path = path
+        self.display = display
+        self.role = role
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read prompt template: {exc}", file=display) from None
+        # A random separator no input value can contain marks where each message starts.
+        self._sep = f"\x1e{secrets.token_hex(8)}:"
+        marked = _MARKER.sub(lambda m: f"{self._sep}{m.group(1)}{self._sep}", source)
+        try:
+            self._template = _environment(path, marked).get_template(display)
+        except TemplateSyntaxError as exc:
+            raise InputError(
+                f"template error: {exc.message}", file=display, line=exc.lineno
+            ) from None
+
+    def render(self, variables: dict[str, Any]) -> list[Message]:
+        try:
+            text = self._template.render(variables)
+        except SecurityError as exc:
+            raise self._error(exc, "blocked by the template sandbox: ") from None
+        except TemplateError as exc:
+            raise self._error(exc, "") from None
+        except Exception as exc:  # e.g. a TypeError from `{{ a + 1 }}` on a string
+            raise self._error(exc, f"{type(exc).__name__}: ") from None
+        return self._split(text)
+
+    def _error(self, exc: Exception, prefix: str) -> SystemCallError:
+        frames = [
+            f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(self.path)
+        ]
+        where = f"{self.display}:{frames[-1].lineno}" if frames else self.display
+        message = getattr(exc, "message", None) or str(exc)
+        return SystemCallError(f"prompt {where}: {prefix}{message}")
+
+    def _split(self, text: str) -> list[Message]:
+        parts = text.split(self._sep)
+        messages: list[Message] = []
+        if parts[0].strip():
+            messages.append(Message(role=self.role, content=parts[0].strip()))
+        for role, content in zip(parts[1::2], parts[2::2], strict=True):
+            if content.strip():
+                messages.append(Message(role=role, content=content.strip()))  # type: ignore[arg-type]
+        return messages
+
+
+class ChatPrompt:
+    """The model settings, the optional system-prompt template and the prompt template."""
+
+    def __init__(self, root: Path, model_config: str, prompt: str, key: str) -> None:
+        config_path = _checkout_file(root, model_config, f"{key}.model_config")
+        self.settings, locator = load_model_settings(config_path, model_config)
+        self.files = [config_path]
+        self.system: PromptTemplate | None = None
+        if self.settings.system is not None:
+            system_path = _checkout_file(
+                root,
+                self.settings.system,
+                "system",
+                file=model_config,
+                line=locator.line(("system",)),
+            )
+            self.system = PromptTemplate(system_path, self.settings.system, role="system")
+            self.files.append(system_path)
+        prompt_path = _checkout_file(root, prompt, f"{key}.prompt")
+        self.prompt = PromptTemplate(prompt_path, prompt)
+        self.files.append(prompt_path)
+
+    def render(self, case_input: dict[str, Any]) -> list[Message]:
+        variables = {**case_input, "input": case_input}
+        messages = self.system.render(variables) if self.system else []
+        messages += self.prompt.render(variables)
+        if not any(m.role == "user" for m in messages):
+            raise SystemCallError(f"prompt {self.prompt.display}: rendered no user message")
+        return messages
+
+
+def _checkout_file(
+    root: Path, name: str, key: str, *, file: str | None = None, line: int | None = None
+) -> Path:
+    path = (root / name).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise InputError(f"{name!r} is outside the checkout", file=file, line=line, key=key)
+    if not path.is_file():
+        raise InputError(
+            f"file {name!r} not found in checkout {root}", file=file, line=line, key=key
+        )
+    return path

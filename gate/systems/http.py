@@ -1,0 +1,60 @@
+"""`http` kind: the user's own service. POST the case input (with `id`) as JSON, read JSON back.
+
+The answer is an object carrying `text`, and optionally `usage` and `model` (priced from the
+`prices` table) and anything else the checks may read. Header values may use `${ENV_VAR}`; those
+values are secrets. Answers are cached only with `cache: true`, since the service's code is not
+part of the request.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from gate.config import HttpSystem
+from gate.providers.chat import env_cache, to_output
+from gate.providers.client import open_client
+from gate.providers.endpoints import service_endpoint
+from gate.providers.formats import parse_service_reply
+from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+
+
+class HttpServiceSystem:
+    kind = "http"
+
+    def __init__(self, config: HttpSystem, env: SystemEnv) -> None:
+        self.config = config
+        self.env = env
+        endpoint = service_endpoint(config.url, config.headers, env.environ, "system")
+        self.client = open_client(
+            endpoint,
+            config,
+            cache=env_cache(env),
+            environ=env.environ,
+            concurrency=env.concurrency,
+        )
+
+    def call(self, request: SystemRequest) -> SystemOutput:
+        reply = self.client.post(
+            request.input,
+            parse_service_reply,
+            repeat=request.repeat,
+            deadline=time.monotonic() + request.timeout_s,
+            cache=self.config.cache,
+        )
+        return to_output(reply, self.env, None)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "provider": "http",
+            "url": self.client.endpoint.display_url,
+            "cache": self.config.cache,
+        }
+
+    def files(self) -> list[Path]:
+        return []
+
+    def close(self) -> None:
+        self.client.close()

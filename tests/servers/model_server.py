@@ -1,0 +1,433 @@
+"""A model provider on 127.0.0.1 for tests and benchmarks: real HTTP, deterministic answers.
+
+Endpoints (one `ThreadingHTTPServer`, random port):
+- `POST /v1/chat/completions`: OpenAI-compatible chat completions, with `usage`;
+- `POST /v1/messages`: the Anthropic Messages API, with `usage`;
+- `POST /service`: a plain JSON service (the `http` kind): `{"text": ..., "usage": ...}` back.
+
+The built-in model is not a language model: it answers from the request, so checks can pass or
+fail for a reason. It echoes the last user message after `[<model>] `, in upper case when the
+system prompt says `UPPERCASE`. Tests may pass their own `responder`.
+
+Faults are injected per request, deterministically: the fate of the n-th arrival of a given
+request body is drawn from a generator seeded with (seed, body, n), so the same run sees the
+same faults whatever the thread timing. `script()` queues exact responses instead, and
+`max_in_flight` is a real rate limit: requests beyond that many at once get a 429. Every
+request is counted and logged (path, headers, body); `peak_in_flight` shows the concurrency the
+server actually saw.
+
+Run alone: `python tests/servers/model_server.py --port 8400 --latency 0.05`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+SERVICE_PATH = "/service"
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What the built-in model and responders see, whatever the wire format."""
+
+    model: str
+    system: str
+    user: str
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    headers: dict[str, str]
+
+
+Responder = Callable[[ChatRequest], str]
+ServiceResponder = Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]
+
+
+def echo_model(request: ChatRequest) -> str:
+    text = f"[{request.model}] {request.user}"
+    return text.upper() if "UPPERCASE" in request.system else text
+
+
+def echo_service(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    shown = {k: v for k, v in body.items() if k != "id"}
+    text = " ".join(f"{k}={v}" for k, v in sorted(shown.items()))
+    return {
+        "text": f"service: {text}",
+        "usage": {"prompt_tokens": len(text.split()), "completion_tokens": 2},
+        "model": "service-v1",
+        "case": body.get("id"),
+    }
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+@dataclass
+class Faults:
+    """Fractions of requests that fail; the rest are answered normally."""
+
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_hang: float = 0.0
+    retry_after: str | None = "0"  # the Retry-After header of 429 answers (None: no header)
+    hang_s: float = 30.0  # a hang sleeps this long (or until the server stops), then drops
+
+
+@dataclass
+class Scripted:
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Logged:
+    path: str
+    headers: dict[str, str]
+    body: Any
+    outcome: str
+
+
+class ModelServer:
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        faults: Faults | None = None,
+        seed: int = 0,
+        responder: Responder = echo_model,
+        service: ServiceResponder = echo_service,
+        api_key: str | None = None,
+        max_in_flight: int | None = None,
+        keep_log: bool = True,
+    ) -> None:
+        self.latency_s = latency_s
+        self.faults = faults or Faults()
+        self.seed = seed
+        self.responder = responder
+        self.service = service
+        self.api_key = api_key
+        self.max_in_flight = max_in_flight  # a real rate limit: more at once get a 429
+        self.keep_log = keep_log
+        self.counts: Counter[str] = Counter()
+        self.log: list[Logged] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._arrivals: Counter[str] = Counter()
+        self._script: deque[Scripted] = deque()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self, port: int = 0) -> ModelServer:
+        handler = type("Handler", (_Handler,), {"server_state": self})
+        httpd = ThreadingHTTPServer(("127.0.0.1", port), handler, bind_and_activate=False)
+        httpd.daemon_threads = True
+        httpd.request_queue_size = 256
+        httpd.allow_reuse_address = True
+        httpd.server_bind()
+        httpd.server_activate()
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "start() first"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def service_url(self) -> str:
+        return f"{self.url}{SERVICE_PATH}"
+
+    # --- control ---------------------------------------------------------------------------
+
+    def script(self, *responses: Scripted) -> None:
+        """Answer the next requests with these responses, in order, before anything else."""
+        with self._lock:
+            self._script.extend(responses)
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.counts.clear()
+            self.log.clear()
+            self.peak_in_flight = 0
+
+    @property
+    def requests(self) -> int:
+        """Requests that reached a model endpoint (every attempt counts)."""
+        return self.counts["requests"]
+
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted: a pooled client opens few and reuses them."""
+        return self.counts["connections"]
+
+    # --- decisions (called by the handler) -------------------------------------------------
+
+    def _enter(self, path: str, headers: dict[str, str], body: Any) -> tuple[Logged, bool]:
+        """Log the request; the flag says it is over the server's concurrency limit."""
+        entry = Logged(path, headers, body, "pending")
+        with self._lock:
+            self.counts["requests"] += 1
+            self.counts[path] += 1
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            if self.keep_log:
+                self.log.append(entry)
+            over = self.max_in_flight is not None and self.in_flight > self.max_in_flight
+        return entry, over
+
+    def _outcome(self, entry: Logged, outcome: str) -> None:
+        """Counted before the answer is written, so a client never sees it uncounted."""
+        with self._lock:
+            entry.outcome = outcome
+            self.counts[outcome] += 1
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _fate(self, raw: bytes) -> str | Scripted:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+            digest = hashlib.sha256(raw).hexdigest()
+            arrival = self._arrivals[digest]
+            self._arrivals[digest] += 1
+        draw = random.Random(f"{self.seed}:{digest}:{arrival}").random()
+        f = self.faults
+        if draw < f.rate_429:
+            return "429"
+        if draw < f.rate_429 + f.rate_500:
+            return "500"
+        if draw < f.rate_429 + f.rate_500 + f.rate_hang:
+            return "hang"
+        return "ok"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_state: ModelServer
+    protocol_version = "HTTP/1.1"
+    # Headers and body are separate writes: with Nagle on, each answer waits ~40 ms for an ACK.
+    disable_nagle_algorithm = True
+    _entry: Logged
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server_state._lock:
+            self.server_state.counts["connections"] += 1
+
+    def do_POST(self) -> None:
+        state = self.server_state
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        self._entry, over_limit = state._enter(path, headers, body)
+        try:
+            if over_limit:
+                limited = {"error": {"message": "Too many concurrent requests"}}
+                self._send(429, limited, _limit_headers(state))
+                return
+            self._serve(state, path, raw, body, headers)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self._send(400, {"error": {"message": f"bad request: {exc!r}"}})
+        finally:
+            state._leave()
+
+    def _serve(
+        self, state: ModelServer, path: str, raw: bytes, body: Any, headers: dict[str, str]
+    ) -> None:
+        if path not in (OPENAI_PATH, ANTHROPIC_PATH, SERVICE_PATH):
+            self._send(404, {"error": {"message": f"no route {path}"}})
+            return
+        if not isinstance(body, dict):
+            raise ValueError("the body must be a JSON object")
+        if state.latency_s:
+            time.sleep(state.latency_s)
+        fate = state._fate(raw)
+        if isinstance(fate, Scripted):
+            self._send(fate.status, fate.body, fate.headers)
+        elif fate == "hang":
+            state._outcome(self._entry, "hang")
+            state._stop.wait(state.faults.hang_s)
+            self.close_connection = True
+        elif fate == "429":
+            self._send(429, {"error": {"message": "Rate limit reached"}}, _limit_headers(state))
+        elif fate == "500":
+            self._send(500, {"error": {"message": "The server had an error"}})
+        elif (denied := _check_key(state, path, headers)) is not None:
+            self._send(401, {"error": {"message": denied}})
+        elif path == SERVICE_PATH:
+            self._send(200, state.service(body, headers))
+        elif path == ANTHROPIC_PATH:
+            self._send(200, _anthropic_answer(state, body, headers))
+        else:
+            self._send(200, _openai_answer(state, body, headers))
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.server_state._outcome(self._entry, str(status))
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _limit_headers(state: ModelServer) -> dict[str, str]:
+    if state.faults.retry_after is None:
+        return {}
+    reset = datetime.now(UTC) + timedelta(seconds=float(state.faults.retry_after))
+    return {
+        "Retry-After": state.faults.retry_after,
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": f"{float(state.faults.retry_after):g}s",
+        "anthropic-ratelimit-requests-reset": reset.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def _check_key(state: ModelServer, path: str, headers: dict[str, str]) -> str | None:
+    """None when authorised. The refusal echoes what it got, as careless servers do."""
+    if state.api_key is None or path == SERVICE_PATH:
+        return None
+    given = headers.get("x-api-key") if path == ANTHROPIC_PATH else headers.get("authorization")
+    expected = state.api_key if path == ANTHROPIC_PATH else f"Bearer {state.api_key}"
+    return None if given == expected else f"Incorrect API key provided: {given}"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def _chat_request(body: dict[str, Any], system: str, headers: dict[str, str]) -> ChatRequest:
+    messages = [{"role": m["role"], "content": _text_of(m["content"])} for m in body["messages"]]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    params = {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
+    return ChatRequest(
+        model=body["model"],
+        system=system,
+        user=users[-1] if users else "",
+        messages=messages,
+        params=params,
+        headers=headers,
+    )
+
+
+def _openai_answer(state: ModelServer, body: dict[str, Any], headers: dict[str, str]) -> Any:
+    system = "\n".join(
+        _text_of(m["content"]) for m in body["messages"] if m["role"] in ("system", "developer")
+    )
+    request = _chat_request(body, system, headers)
+    text = state.responder(request)
+    prompt_tokens = sum(words(m["content"]) for m in request.messages)
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": words(text),
+            "total_tokens": prompt_tokens + words(text),
+        },
+    }
+
+
+def _anthropic_answer(state: ModelServer, body: dict[str, Any], headers: dict[str, str]) -> Any:
+    if "max_tokens" not in body:
+        raise KeyError("max_tokens is required")
+    if any(m["role"] == "system" for m in body["messages"]):
+        raise ValueError("system messages go in the top-level `system` field")
+    request = _chat_request(body, _text_of(body.get("system", "")), headers)
+    text = state.responder(request)
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": request.model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "usage": {
+            "input_tokens": words(request.system)
+            + sum(words(m["content"]) for m in request.messages),
+            "output_tokens": words(text),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8400)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument("--rate-429", type=float, default=0.0)
+    parser.add_argument("--rate-500", type=float, default=0.0)
+    parser.add_argument("--rate-hang", type=float, default=0.0)
+    args = parser.parse_args()
+    faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_hang=args.rate_hang)
+    server = ModelServer(latency_s=args.latency, faults=faults, keep_log=False).start(args.port)
+    print(f"model server on {server.url}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
