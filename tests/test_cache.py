@@ -225,3 +225,22 @@ def test_a_changed_key_still_hits_and_no_key_is_stored(
     for entry in (project.root / "cache").rglob("*"):
         if entry.is_file():
             assert KEY not in entry.read_text() and KEY not in entry.name
+
+
+def test_a_cached_answer_reports_the_latency_of_the_call_it_replaces(project: Project) -> None:
+    with ModelServer(latency_s=0.08) as slow:
+        chat_project(project, slow, n=4)
+        assert (
+            run_gate("run", "-q", "--label", "fresh", cwd=project.root, env=gate_env(project)).code
+            == 0
+        )
+        assert (
+            run_gate("run", "-q", "--label", "cached", cwd=project.root, env=gate_env(project)).code
+            == 0
+        )
+        assert slow.requests == 4
+    _, fresh, _ = project.read_report(label="fresh")
+    _, cached, summary = project.read_report(label="cached")
+    assert all(x["cached"] for x in cached) and summary["cache"]["hits"] == 4
+    for before, after in zip(fresh, cached, strict=True):
+        assert 80 <= after["latency_ms"] <= before["latency_ms"]  # the HTTP call, as it was

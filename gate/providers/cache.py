@@ -41,6 +41,11 @@ class ResponseCache:
         return self.directory / f"v{CACHE_VERSION}" / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Any | None:
+        entry = self.lookup(key)
+        return entry["response"] if entry is not None else None
+
+    def lookup(self, key: str) -> dict[str, Any] | None:
+        """The stored entry (`response`, and `latency_ms` of the call it replaces) or None."""
         if not self.enabled:
             return None
         try:
@@ -53,13 +58,14 @@ class ResponseCache:
                 self.hits += 1
             else:
                 self.misses += 1
-        return entry["response"] if found else None  # type: ignore[index]
+        return entry if found else None  # type: ignore[return-value]
 
-    def put(self, key: str, response: Any) -> None:
+    def put(self, key: str, response: Any, *, latency_ms: float | None = None) -> None:
         if not self.enabled:
             return
         target = self.path(key)
-        text = json.dumps({"key": key, "response": response}, ensure_ascii=False)
+        entry = {"key": key, "response": response, "latency_ms": latency_ms}
+        text = json.dumps(entry, ensure_ascii=False)
         try:
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")

@@ -27,6 +27,7 @@ def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> Syst
         usage=reply.usage,
         data=reply.data,
         cached=reply.cached,
+        latency_ms=reply.latency_ms,
         cost_usd=cost_usd(env.prices, reply.usage, requested_model, reply.model),
         model=reply.model or requested_model,
     )

@@ -7,6 +7,7 @@ parsed, so a malformed reply is never replayed from disk.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -44,19 +45,24 @@ class ProviderClient:
         cache: bool = True,
     ) -> Reply:
         key = cache_key(self.endpoint.display_url, body, repeat) if cache else None
-        if key is not None and (stored := self.cache.get(key)) is not None:
+        if key is not None and (stored := self.cache.lookup(key)) is not None:
             try:
-                return parse(stored).model_copy(update={"cached": True})
+                reply = parse(stored["response"])
             except ValueError:
                 pass  # an entry from an older, different format: fetch a fresh one
+            else:
+                latency = stored.get("latency_ms")
+                return reply.model_copy(update={"cached": True, "latency_ms": latency})
+        started = time.perf_counter()
         data = self.transport.post_json(body, deadline)
+        latency_ms = round((time.perf_counter() - started) * 1000, 3)
         try:
             reply = parse(data)
         except ValueError as exc:
             message = self.endpoint.secrets.scrub_message(f"{self.endpoint.provider}: {exc}")
             raise ProviderError(message) from None
         if key is not None:
-            self.cache.put(key, data)
+            self.cache.put(key, data, latency_ms=latency_ms)
         return reply
 
     def chat(

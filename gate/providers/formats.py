@@ -31,6 +31,7 @@ class Reply(BaseModel):
     model: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
     cached: bool = False
+    latency_ms: float | None = Field(None, description="Of the call a cached reply replaces")
 
 
 class ChatFormat(Protocol):

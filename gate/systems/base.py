@@ -32,6 +32,9 @@ class SystemOutput(BaseModel):
     cached: bool = False
     cost_usd: float | None = None
     model: str | None = None
+    latency_ms: float | None = Field(
+        None, description="A cached answer reports the latency of the call it replaces"
+    )
 
     @classmethod
     def from_value(cls, value: Any, *, where: str) -> SystemOutput:
