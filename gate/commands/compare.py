@@ -1,0 +1,126 @@
+"""`gate compare BASE.jsonl HEAD.jsonl`: the verdict of two reports, as Markdown, JSON or JUnit."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gate.compare import EXIT_CODES, Policy, compare
+from gate.config import load_config
+from gate.errors import InputError
+from gate.render import (
+    RenderContext,
+    render_comment,
+    render_json,
+    render_junit,
+    render_summary,
+)
+from gate.report import atomic_write, read_report
+
+FORMATS = ("markdown", "summary", "json", "junit")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare a base and a head report: verdict, regressions, statistics",
+        description=(
+            "Pair the cases of two reports by id and decide the verdict. "
+            "Exit 0 pass, 1 fail, 3 error, 2 bad input."
+        ),
+    )
+    p.add_argument("base", metavar="BASE.jsonl", help="report of the base side (`gate run`)")
+    p.add_argument("head", metavar="HEAD.jsonl", help="report of the head side")
+    p.add_argument(
+        "--threshold", type=float, metavar="POINTS", help="points of pass rate a change may lose"
+    )
+    p.add_argument(
+        "--block-severities",
+        metavar="LIST",
+        help="comma-separated severities whose failure on head blocks (default: blocker)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="markdown",
+        help="markdown: the PR comment; summary: the job summary; json; junit (default: markdown)",
+    )
+    p.add_argument("--out", metavar="FILE", help="write the result to FILE instead of stdout")
+    p.add_argument(
+        "-c",
+        "--config",
+        help="gate.yml with threshold, severities and templates (default: ./gate.yml if present)",
+    )
+    p.add_argument("--repository", metavar="OWNER/NAME", help="link cases and commits on GitHub")
+    p.add_argument("--server-url", default="https://github.com", help=argparse.SUPPRESS)
+    p.add_argument("--head-sha", help="commit of the head side (default: from the report)")
+    p.add_argument("--base-sha", help="commit of the base side (default: from the report)")
+    p.add_argument("--run-url", help="link to the full report (e.g. the workflow run)")
+    p.add_argument("--template-dir", help="folder of templates that extend or replace ours")
+    p.set_defaults(handler=handle)
+
+
+def _severities(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = sorted(set(items) - {"blocker", "major", "minor"})
+    if unknown:
+        raise InputError(
+            f"unknown severity {unknown[0]!r}; use blocker, major or minor",
+            key="--block-severities",
+        )
+    return items
+
+
+def _policy_and_templates(args: argparse.Namespace) -> tuple[Policy, Path | None]:
+    config_path = args.config or ("gate.yml" if Path("gate.yml").is_file() else None)
+    severities = _severities(args.block_severities)
+    if args.threshold is not None and args.threshold < 0:
+        raise InputError("must be zero or more points", key="--threshold")
+    template_dir = Path(args.template_dir) if args.template_dir else None
+    if config_path is None:
+        policy = Policy()
+        if args.threshold is not None:
+            policy = policy.model_copy(update={"threshold": args.threshold})
+        if severities is not None:
+            policy = policy.model_copy(update={"block_severities": severities})
+        return policy, template_dir
+    loaded = load_config(config_path)
+    config = loaded.config
+    if template_dir is None and config.templates:
+        template_dir = loaded.base_dir / config.templates
+    policy = Policy.from_config(config, threshold=args.threshold, block_severities=severities)
+    return policy, template_dir
+
+
+def handle(args: argparse.Namespace) -> int:
+    policy, template_dir = _policy_and_templates(args)
+    if template_dir is not None and not template_dir.is_dir():
+        raise InputError("template folder not found", file=template_dir, key="templates")
+    base, head = read_report(args.base), read_report(args.head)
+    comparison = compare(base, head, policy)
+    ctx = RenderContext(
+        suite=comparison.suite,
+        repository=args.repository,
+        server_url=args.server_url,
+        head_sha=args.head_sha or head.meta.git_sha,
+        base_sha=args.base_sha or base.meta.git_sha,
+        run_url=args.run_url,
+        report_hint=str(Path(args.head)),
+        template_dir=template_dir.resolve() if template_dir else None,
+    )
+    rendered = {
+        "markdown": lambda: render_comment(comparison, ctx),
+        "summary": lambda: render_summary(comparison, ctx),
+        "json": lambda: render_json(comparison),
+        "junit": lambda: render_junit(comparison),
+    }[args.format]()
+    if args.out:
+        atomic_write(Path(args.out), rendered)
+        print(f"{comparison.verdict}: {Path(args.out)}", file=sys.stderr)
+    else:
+        sys.stdout.write(rendered)
+    return EXIT_CODES[comparison.verdict]

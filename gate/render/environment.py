@@ -1,0 +1,84 @@
+"""The jinja2 environment of the Markdown templates: escaping by default, formatting filters.
+
+Every `{{ value }}` is escaped as untrusted inline text unless it is `Md` (trusted Markdown,
+what the filters below return) or jinja2 `Markup` (macro output, `|safe`), so a template that
+forgets a filter stays safe. Autoescaping is on only so that jinja2 treats macro output as
+trusted; `_finalize` does the Markdown escaping before jinja2's HTML escaping sees the value.
+Templates are the package's `gate.templates`; a user's folder comes first and may replace any
+of them, or extend ours through the `gate/` prefix (`{% extends "gate/comment.md.j2" %}`).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    PackageLoader,
+    PrefixLoader,
+    StrictUndefined,
+)
+from markupsafe import Markup
+
+from gate.render import formats
+from gate.render.markdown import Md, code, code_block, link, mermaid_label, text
+
+
+def _finalize(value: Any) -> Markup:
+    """Runs on every `{{ }}` before jinja's own escaping, which then lets `Markup` through."""
+    if isinstance(value, Markup):
+        return value
+    if value is None:
+        return Md("")
+    if isinstance(value, bool | int | float):
+        return Md(str(value))
+    return text(value, limit=2000)
+
+
+def _loader(template_dir: Path | None) -> BaseLoader:
+    ours = PackageLoader("gate.templates", ".")
+    loaders: list[BaseLoader] = [PrefixLoader({"gate": ours}), ours]
+    if template_dir is not None:
+        loaders.insert(0, FileSystemLoader(str(template_dir)))
+    return ChoiceLoader(loaders)
+
+
+@functools.lru_cache(maxsize=8)
+def environment(template_dir: Path | None = None) -> Environment:
+    env = Environment(
+        loader=_loader(template_dir),
+        autoescape=True,
+        finalize=_finalize,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        text=lambda value, limit=300: text(value, limit),
+        code=lambda value, limit=120: code(value, limit),
+        block=lambda value, max_chars=600, max_lines=12, lang="": code_block(
+            value, max_chars=max_chars, max_lines=max_lines, lang=lang
+        ),
+        link=lambda label, url: link(label if isinstance(label, Md) else text(label), url),
+        md=Md,
+        chart_label=lambda value, limit=24: Md(mermaid_label(str(value), limit)),
+        pct=formats.pct,
+        pts=formats.pts,
+        num=formats.num,
+        g=formats.g,
+        ms=formats.ms,
+        usd=formats.usd,
+        p=formats.p_value,
+        fraction=formats.fraction,
+        change=formats.change,
+        plural=formats.plural,
+        status=formats.status,
+        sha=formats.short_sha,
+    )
+    return env

@@ -1,0 +1,99 @@
+"""How numbers, outcomes and changes read in the comment (each returns trusted `Md`)."""
+
+from __future__ import annotations
+
+import re
+
+from gate.render.markdown import Md
+
+MINUS = "\N{MINUS SIGN}"
+ARROW = "\N{RIGHTWARDS ARROW}"
+DASH = "\N{EM DASH}"
+STATUS = {
+    "pass": "pass",
+    "fail": "fail",
+    "error": "error",
+    "needs_review": "needs review",
+    None: "absent",
+}
+
+
+def _signed(value: float, digits: int) -> str:
+    shown = f"{abs(value):,.{digits}f}"
+    if float(shown.replace(",", "")) == 0:
+        return f"\N{PLUS-MINUS SIGN}{shown}"
+    return ("+" if value > 0 else MINUS) + shown
+
+
+def pct(value: float | None, digits: int = 1) -> Md:
+    return Md(DASH if value is None else f"{value:.{digits}f}%")
+
+
+def pts(value: float | None, digits: int = 1) -> Md:
+    """A signed difference in points, with a true minus sign."""
+    return Md(DASH if value is None else _signed(value, digits))
+
+
+def num(value: float | None, digits: int = 0, signed: bool = False) -> Md:
+    if value is None:
+        return Md(DASH)
+    if signed:
+        return Md(_signed(value, digits))
+    return Md(f"{value:,.{digits}f}")
+
+
+def ms(value: float | None) -> Md:
+    if value is None:
+        return Md(DASH)
+    return Md(f"{value / 1000:,.2f} s" if abs(value) >= 1000 else f"{value:,.0f} ms")
+
+
+def usd(value: float | None, signed: bool = False) -> Md:
+    if value is None:
+        return Md(DASH)
+    digits = 2 if abs(value) >= 1 else 4
+    body = f"${abs(value):,.{digits}f}"
+    if not signed:
+        return Md("\\" + body)  # `$` would start GitHub math
+    sign = "+" if value > 0 else MINUS if value < 0 else "\N{PLUS-MINUS SIGN}"
+    return Md(sign + "\\" + body)
+
+
+def p_value(value: float | None) -> Md:
+    if value is None:
+        return Md(DASH)
+    if value < 0.001:
+        return Md("< 0.001")
+    return Md(f"{value:.3f}")
+
+
+def fraction(value: float | None, repeats: int = 0) -> Md:
+    """A pass fraction over repeats, e.g. `67% of 3`."""
+    if value is None:
+        return Md(DASH)
+    runs = f" of {repeats}" if repeats > 1 else ""
+    return Md(f"{value * 100:.0f}%{runs}")
+
+
+def status(value: str | None) -> Md:
+    return Md(STATUS.get(value, re.sub(r"[^a-z_]", "", str(value))))
+
+
+def change(base: str | None, head: str | None) -> Md:
+    return Md(f"{status(base)} {ARROW} {status(head)}")
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> Md:
+    word = singular if count == 1 else (plural_form or singular + "s")
+    return Md(f"{count:,} {word}")
+
+
+def short_sha(value: str | None) -> Md:
+    if not value or not re.fullmatch(r"[0-9a-fA-F]{4,64}", value):
+        return Md(DASH)
+    return Md(value[:7])
+
+
+def g(value: float | None) -> Md:
+    """A setting as the user wrote it: `3`, `2.5`, `0.05`."""
+    return Md(DASH if value is None else f"{value:g}")

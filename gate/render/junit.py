@@ -1,0 +1,117 @@
+"""JUnit XML of a comparison, for test-report tooling.
+
+One `<testcase>` per case the comparison names (regressions, fixes, failures, errors, ...)
+plus one for the gate's own verdict; head failures are `<failure>`, head errors `<error>`,
+`needs_review` is `<skipped>`. Cases passing on both sides are counted in the suite's
+properties, not listed. Held-out cases carry no detail.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from gate.compare import CaseChange, Comparison
+from gate.render.formats import STATUS
+
+# XML 1.0 forbids most control characters even when escaped.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(value: object) -> str:
+    return _NOT_XML.sub("\N{REPLACEMENT CHARACTER}", str(value))
+
+
+def _describe(case: CaseChange) -> str:
+    change = f"{STATUS[case.base]} -> {STATUS[case.head]}"
+    if case.heldout:
+        return f"{change} (held out)"
+    lines = [change]
+    lines += [f"{check.name}: {check.detail}".rstrip(": ") for check in case.failed_checks]
+    lines += [f"{check.name}: needs review" for check in case.review_checks]
+    if case.error:
+        lines.append(f"error: {case.error}")
+    if case.output:
+        lines.append("output (excerpt):\n" + case.output)
+    return "\n".join(lines)
+
+
+def _testcase(case: CaseChange, suite: str) -> ET.Element:
+    element = ET.Element(
+        "testcase",
+        classname=_clean(f"{suite}.{'heldout' if case.heldout else case.task}"),
+        name=_clean(case.id),
+    )
+    if not case.heldout and case.file:
+        element.set("file", _clean(case.file))
+        element.set("line", str(case.line))
+    detail = _clean(_describe(case))
+    if case.head == "fail":
+        kind = "regression" if case.base == "pass" else "failure"
+        failure = ET.SubElement(element, "failure", type=kind, message=detail.split("\n")[0])
+        failure.text = detail
+    elif case.head == "error":
+        error = ET.SubElement(element, "error", type="error", message=detail.split("\n")[0])
+        error.text = detail
+    elif case.head == "needs_review":
+        ET.SubElement(element, "skipped", message="needs review")
+    elif case.head is None:
+        ET.SubElement(element, "skipped", message="removed: only in the base report")
+    else:
+        out = ET.SubElement(element, "system-out")
+        out.text = detail
+    return element
+
+
+def _verdict_case(c: Comparison) -> ET.Element:
+    element = ET.Element("testcase", classname=_clean(f"{c.suite}.gate"), name="verdict")
+    reasons = _clean("\n".join(c.reasons))
+    if c.verdict == "fail":
+        ET.SubElement(
+            element, "failure", type="verdict", message=_clean(c.reasons[0])
+        ).text = reasons
+    elif c.verdict == "error":
+        ET.SubElement(element, "error", type="verdict", message=_clean(c.reasons[0])).text = reasons
+    elif c.verdict == "skipped":
+        ET.SubElement(element, "skipped", message=reasons)
+    return element
+
+
+def render_junit(comparison: Comparison) -> str:
+    c = comparison
+    cases = [_verdict_case(c)] + [
+        _testcase(case, c.suite) for case in sorted(c.cases.values(), key=lambda x: x.index)
+    ]
+    failures = sum(1 for e in cases if e.find("failure") is not None)
+    errors = sum(1 for e in cases if e.find("error") is not None)
+    skipped = sum(1 for e in cases if e.find("skipped") is not None)
+    suite = ET.Element(
+        "testsuite",
+        name=_clean(c.suite),
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped=str(skipped),
+    )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("verdict", c.verdict),
+        ("base_pass_rate", c.base_pass_rate),
+        ("head_pass_rate", c.head_pass_rate),
+        ("delta_points", c.delta_points),
+        ("p_value", c.p_value),
+        ("paired_cases", c.paired),
+        ("passing_on_both_sides", c.statistics.counts.both_pass if c.statistics else 0),
+    ):
+        ET.SubElement(properties, "property", name=name, value="" if value is None else str(value))
+    suite.extend(cases)
+    root = ET.Element(
+        "testsuites",
+        name="eval-gate",
+        tests=suite.get("tests", "0"),
+        failures=str(failures),
+        errors=str(errors),
+    )
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

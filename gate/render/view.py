@@ -1,0 +1,305 @@
+"""What the templates are given: the comparison plus ready-made, already escaped pieces.
+
+Pure: no I/O. Anything computed from untrusted text here is returned as escaped `Md`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel, ConfigDict
+
+from gate import __version__
+from gate.compare import CaseChange, Comparison, SideUsage
+from gate.render import formats
+from gate.render.markdown import Md, code, link, mermaid_label, text
+
+ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
+REPOSITORY = re.compile(r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+")
+SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'*+,;=%]+")
+SYSTEM_KEYS = ("kind", "provider", "model", "target", "temperature", "max_tokens")
+
+
+class RenderContext(BaseModel):
+    """Where the comparison is shown: links need the repository and the shas."""
+
+    model_config = ConfigDict(frozen=True)
+
+    suite: str = "default"
+    repository: str | None = None
+    server_url: str = "https://github.com"
+    head_sha: str | None = None
+    base_sha: str | None = None
+    run_url: str | None = None
+    report_hint: str | None = None
+    template_dir: Path | None = None
+
+
+class Limits(BaseModel):
+    """How much of each list a body shows; scaled down until the body fits its limit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rows: int
+    items: int
+    excerpts: int
+    excerpt_chars: int
+    excerpt_lines: int
+    tasks: int
+    chart_tasks: int
+    checks: int
+    detail_chars: int
+    id_chars: int
+    reasons: int
+    reason_chars: int
+
+    def scaled(self, factor: float) -> Limits:
+        counts = ("rows", "items", "excerpts", "tasks", "chart_tasks", "checks", "reasons")
+        update = {name: int(getattr(self, name) * factor) for name in counts}
+        update["checks"] = max(update["checks"], 1 if factor > 0 else 0)
+        update["reasons"] = max(update["reasons"], 1)
+        if factor < 1:
+            update["excerpt_chars"] = max(int(self.excerpt_chars * factor), 200)
+            update["detail_chars"] = max(int(self.detail_chars * factor), 60)
+            update["reason_chars"] = max(int(self.reason_chars * factor), 160)
+        return self.model_copy(update=update)
+
+
+COMMENT_LIMITS = Limits(
+    rows=30,
+    items=50,
+    excerpts=6,
+    excerpt_chars=600,
+    excerpt_lines=12,
+    tasks=20,
+    chart_tasks=12,
+    checks=3,
+    detail_chars=140,
+    id_chars=80,
+    reasons=8,
+    reason_chars=400,
+)
+SUMMARY_LIMITS = Limits(
+    rows=300,
+    items=500,
+    excerpts=40,
+    excerpt_chars=2000,
+    excerpt_lines=40,
+    tasks=200,
+    chart_tasks=20,
+    checks=6,
+    detail_chars=300,
+    id_chars=120,
+    reasons=20,
+    reason_chars=600,
+)
+
+
+def safe_url(url: str | None) -> Md | None:
+    if not url or not URL.fullmatch(url):
+        return None
+    return Md(url.replace("(", "%28").replace(")", "%29"))
+
+
+def _repo_base(ctx: RenderContext) -> str | None:
+    server = safe_url(ctx.server_url.rstrip("/"))
+    if server is None or not ctx.repository or not REPOSITORY.fullmatch(ctx.repository):
+        return None
+    return f"{server}/{ctx.repository}"
+
+
+def case_url(case: CaseChange, ctx: RenderContext) -> str | None:
+    """The case's line at the head sha (the base sha for removed cases), when known."""
+    sha = ctx.head_sha if case.head is not None else ctx.base_sha
+    base = _repo_base(ctx)
+    if case.heldout or not case.file or base is None or not sha or not SHA.fullmatch(sha):
+        return None
+    anchor = f"#L{case.line}" if case.line > 0 else ""
+    return f"{base}/blob/{sha}/{quote(case.file.lstrip('/'))}{anchor}"
+
+
+def sha_link(sha: str | None, ctx: RenderContext) -> Md:
+    if not sha or not SHA.fullmatch(sha):
+        return Md(formats.DASH)
+    base = _repo_base(ctx)
+    label = Md(f"<code>{sha[:7]}</code>")
+    return link(label, f"{base}/commit/{sha}") if base else label
+
+
+def checks_cell(case: CaseChange, limits: Limits) -> Md:
+    """One table cell: the failed (or unreviewed) checks with their detail, or the error."""
+    if case.heldout:
+        return Md("held out")
+    checks = case.failed_checks + case.review_checks
+    if not checks:
+        return text(case.error, limits.detail_chars) if case.error else Md(formats.DASH)
+    parts = []
+    for check in checks[: limits.checks]:
+        part = code(check.name, 60)
+        if check.passed is None:
+            part = Md(part + " (needs review)")
+        if check.detail:
+            part = Md(f"{part} {text(check.detail, limits.detail_chars)}")
+        parts.append(part)
+    if len(checks) > limits.checks:
+        parts.append(Md(f"+{len(checks) - limits.checks} more"))
+    return Md("<br>".join(parts))
+
+
+def headline_parts(c: Comparison) -> list[Md]:
+    parts = []
+    if c.regressions:
+        parts.append(formats.plural(len(c.regressions), "regression"))
+    if c.blocker_failures:
+        parts.append(formats.plural(len(c.blocker_failures), "blocker"))
+    if c.errors:
+        parts.append(formats.plural(len(c.errors), "error"))
+    if c.fixes:
+        parts.append(formats.plural(len(c.fixes), "fix", "fixes"))
+    if c.needs_review:
+        parts.append(Md(f"{len(c.needs_review):,} to review"))
+    if c.flaky:
+        parts.append(Md(f"{len(c.flaky):,} flaky"))
+    return parts
+
+
+def excerpt_cases(c: Comparison, limits: Limits) -> tuple[list[CaseChange], int]:
+    """Failing cases whose output is worth a look: blockers first, then regressions."""
+    seen: dict[str, CaseChange] = {}
+    for case in c.case_list([*c.blocker_failures, *c.regressions]):
+        if not case.heldout and case.output is not None:
+            seen.setdefault(case.id, case)
+    shown = list(seen.values())
+    return shown[: limits.excerpts], len(shown)
+
+
+def chart(c: Comparison, limits: Limits) -> dict[str, list[Md]] | None:
+    tasks = [t for t in c.tasks if t.n > 0][: limits.chart_tasks]
+    if len(tasks) < 2:
+        return None
+    ordered = sorted(tasks, key=lambda t: t.task)
+    return {
+        # inside a code block Markdown escapes would show: these are sanitised instead
+        "labels": [Md(mermaid_label(t.task)) for t in ordered],
+        "base": [Md(f"{t.base_pass_rate or 0:.1f}") for t in ordered],
+        "head": [Md(f"{t.head_pass_rate or 0:.1f}") for t in ordered],
+    }
+
+
+def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
+    if base is None or head is None:
+        return Md(formats.DASH)
+    diff = show(head - base, signed=True)
+    relative = f" ({formats.pts((head - base) / base * 100, 0)}%)" if base else ""
+    return Md(f"{diff}{relative}")
+
+
+def usage_rows(c: Comparison) -> list[dict[str, Md]]:
+    b: SideUsage = c.base_usage
+    h: SideUsage = c.head_usage
+
+    def count(value: float | None, signed: bool = False) -> Md:
+        return formats.num(value, signed=signed)
+
+    def latency(value: float | None, signed: bool = False) -> Md:
+        if value is None or not signed:
+            return formats.ms(value)
+        return Md(
+            ("+" if value > 0 else formats.MINUS if value < 0 else "±") + formats.ms(abs(value))
+        )
+
+    rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
+        ("Calls", b.calls, h.calls, count),
+        ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
+        ("Completion tokens", b.tokens_completion, h.tokens_completion, count),
+        ("Total tokens", b.tokens_total, h.tokens_total, count),
+        ("Cost", b.cost_usd, h.cost_usd, formats.usd),
+        ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
+        ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
+    ]
+    return [
+        {
+            "label": Md(label),
+            "base": show(base),
+            "head": show(head),
+            "delta": _delta(base, head, show),
+        }
+        for label, base, head, show in rows
+    ]
+
+
+def _system(system: dict[str, Any]) -> Md:
+    parts = [f"{key}: {system[key]}" for key in SYSTEM_KEYS if system.get(key) is not None]
+    return text(" · ".join(parts), 200) if parts else Md(formats.DASH)
+
+
+def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
+    b, h = c.base_meta, c.head_meta
+    if b is None or h is None:
+        return []
+    dirty = {True: " (uncommitted changes)", False: "", None: ""}
+    return [
+        {
+            "label": Md("Commit"),
+            "base": Md(sha_link(ctx.base_sha or b.git_sha, ctx) + dirty[b.git_dirty]),
+            "head": Md(sha_link(ctx.head_sha or h.git_sha, ctx) + dirty[h.git_dirty]),
+        },
+        {"label": Md("System"), "base": _system(b.system), "head": _system(h.system)},
+        {"label": Md("Report"), "base": code(b.label, 80), "head": code(h.label, 80)},
+        {"label": Md("Created"), "base": text(b.created_at, 40), "head": text(h.created_at, 40)},
+        {"label": Md("Gate"), "base": text(b.gate_version, 20), "head": text(h.gate_version, 20)},
+        {
+            "label": Md("Cases · repeats"),
+            "base": Md(f"{c.base.n:,} · {b.repeats}"),
+            "head": Md(f"{c.head.n:,} · {h.repeats}"),
+        },
+    ]
+
+
+def file_rows(c: Comparison) -> list[dict[str, Any]]:
+    base = c.base_meta.files if c.base_meta else {}
+    head = c.head_meta.files if c.head_meta else {}
+
+    def short(digest: str | None) -> Md:
+        return code(digest[:12], 12) if digest else Md(formats.DASH)
+
+    rows = [
+        {
+            "path": path,
+            "base": short(base.get(path)),
+            "head": short(head.get(path)),
+            "changed": base.get(path) != head.get(path),
+        }
+        for path in sorted(set(base) | set(head))
+    ]
+    return sorted(rows, key=lambda row: not row["changed"])
+
+
+def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
+    shown, total = excerpt_cases(c, limits)
+    return {
+        "c": c,
+        "ctx": ctx,
+        "limits": limits,
+        "version": __version__,
+        "verdict_icon": Md(ICONS[c.verdict]),
+        "headline_parts": headline_parts(c),
+        # nothing was compared (skipped, or a side could not run): the reason is the headline
+        "reason_headline": c.verdict == "skipped" or (c.verdict == "error" and not c.head.n),
+        "report_url": safe_url(ctx.run_url),
+        "case_url": lambda case: case_url(case, ctx),
+        "sha_link": lambda sha: sha_link(sha, ctx),
+        "checks": lambda case: checks_cell(case, limits),
+        "new_blockers": set(c.new_blocker_failures),
+        "excerpt_cases": shown,
+        "excerpt_total": total,
+        "chart": chart(c, limits),
+        "usage_rows": usage_rows(c),
+        "meta_rows": meta_rows(c, ctx),
+        "file_rows": file_rows(c),
+    }

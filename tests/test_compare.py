@@ -1,0 +1,360 @@
+"""Comparison of a base and a head report: pairing, lists, deltas, verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_compare_fixtures import case, repeated, report
+
+from gate.compare import (
+    EXIT_CODES,
+    Comparison,
+    Policy,
+    compare,
+    skipped_comparison,
+)
+from gate.config import GateConfig
+from gate.stats import SIGN_FLIP, mcnemar_exact
+
+
+def run(tmp_path: Path, base_rows, head_rows, policy: Policy | None = None, **kw) -> Comparison:
+    return compare(
+        report(tmp_path, "base", base_rows, **kw),
+        report(tmp_path, "head", head_rows, **kw),
+        policy or Policy(),
+    )
+
+
+def passing(n: int, prefix: str = "c", **kw) -> list[dict]:
+    return [case(f"{prefix}-{i:04d}", **kw) for i in range(n)]
+
+
+def test_pairs_by_id_over_the_heads_suite(tmp_path: Path) -> None:
+    base = [case("a"), case("b", "fail"), case("gone")]
+    head = [case("b"), case("a", "fail"), case("new", "fail")]
+    c = run(tmp_path, base, head)
+    assert c.paired == 2
+    assert c.added == ["new"] and c.removed == ["gone"]
+    assert c.regressions == ["a"] and c.fixes == ["b"]
+    # over the two paired cases: base 1/2, head 1/2; the failing added case is not in the delta
+    assert (c.base_pass_rate, c.head_pass_rate, c.delta_points) == (50.0, 50.0, 0.0)
+    assert c.head.n == 3 and c.head.pass_rate == pytest.approx(100 / 3)
+    assert any("added" in note and "removed" in note for note in c.notes)
+
+
+def test_every_non_passing_head_case_is_listed_somewhere(tmp_path: Path) -> None:
+    base = [
+        case("p2f"),
+        case("p2e"),
+        case("p2r"),
+        case("f2p", "fail"),
+        case("f2f", "fail"),
+        case("e2f", "error"),
+        case("r2f", "needs_review"),
+        case("f2e", "fail"),
+        case("p2p"),
+    ]
+    head = [
+        case("p2f", "fail"),
+        case("p2e", "error"),
+        case("p2r", "needs_review"),
+        case("f2p"),
+        case("f2f", "fail"),
+        case("e2f", "fail"),
+        case("r2f", "fail"),
+        case("f2e", "error"),
+        case("p2p"),
+        case("add", "fail"),
+    ]
+    c = run(tmp_path, base, head, policy=Policy(max_error_rate=100))
+    assert c.regressions == ["p2f"]
+    assert c.new_errors == ["p2e"]
+    assert c.fixes == ["f2p"]
+    assert c.still_failing == ["f2f", "e2f", "r2f"]
+    assert c.errors == ["p2e", "f2e"] and c.base_errors == ["e2f"]
+    assert c.needs_review == ["p2r"]
+    assert c.added == ["add"]
+    listed = {
+        i
+        for name in (
+            "regressions",
+            "new_errors",
+            "still_failing",
+            "errors",
+            "needs_review",
+            "added",
+        )
+        for i in getattr(c, name)
+    }
+    not_passing = {row["id"] for row in head if row["status"] != "pass"}
+    assert not_passing <= listed
+    assert set(c.cases) >= listed | set(c.fixes)
+    assert "p2p" not in c.cases  # unchanged passes are counted, not carried
+
+
+def test_delta_and_threshold_at_the_edge(tmp_path: Path) -> None:
+    base = passing(300)
+    nine = [case(r["id"], "fail") if i < 9 else r for i, r in enumerate(base)]
+    c = run(tmp_path, base, nine)
+    assert c.delta_points == -3.0  # exactly the threshold: allowed
+    assert c.verdict == "pass"
+    ten = [case(r["id"], "fail") if i < 10 else r for i, r in enumerate(base)]
+    c = run(tmp_path, base, ten)
+    assert c.delta_points == pytest.approx(-10 / 3)
+    assert c.verdict == "fail"
+    assert "dropped 3.3 points" in c.reasons[0]
+    assert len(c.regressions) == 10 and EXIT_CODES[c.verdict] == 1
+
+
+def test_threshold_override_and_zero_threshold(tmp_path: Path) -> None:
+    base = passing(100)
+    head = [case(r["id"], "fail") if i < 5 else r for i, r in enumerate(base)]
+    assert run(tmp_path, base, head, Policy(threshold=10)).verdict == "pass"
+    one = [case(r["id"], "fail") if i < 1 else r for i, r in enumerate(base)]
+    assert run(tmp_path, base, one, Policy(threshold=0)).verdict == "fail"
+
+
+def test_blocker_failures_fail_and_say_whether_they_are_new(tmp_path: Path) -> None:
+    base = [case("b1", severity="blocker"), case("b2", "fail", severity="blocker"), *passing(98)]
+    head = [case("b1", "fail", severity="blocker"), case("b2", "fail", severity="blocker")]
+    head += [case("b3", "needs_review", severity="blocker"), *passing(98)]
+    c = run(tmp_path, base, head)
+    assert c.blocker_failures == ["b1", "b2", "b3"]
+    assert c.new_blocker_failures == ["b1", "b3"]
+    assert c.verdict == "fail"
+    assert "b2 (already failing on base)" in c.reasons[-1] and "b1 (new)" in c.reasons[-1]
+
+
+def test_a_pre_existing_blocker_failure_alone_still_fails(tmp_path: Path) -> None:
+    base = [case("b", "fail", severity="blocker"), *passing(10)]
+    c = run(tmp_path, base, list(base))
+    assert c.delta_points == 0.0
+    assert c.verdict == "fail" and c.new_blocker_failures == []
+
+
+def test_block_severities_come_from_the_policy(tmp_path: Path) -> None:
+    base = [case("m", severity="major"), *passing(50)]
+    head = [case("m", "fail", severity="major"), *passing(50)]
+    assert run(tmp_path, base, head).verdict == "pass"
+    c = run(tmp_path, base, head, Policy(block_severities=["blocker", "major"]))
+    assert c.verdict == "fail" and c.blocker_failures == ["m"]
+
+
+def test_error_rate_above_the_limit_is_an_error_verdict(tmp_path: Path) -> None:
+    base = passing(100)
+    head = [case(r["id"], "error") if i < 6 else r for i, r in enumerate(base)]
+    c = run(tmp_path, base, head)
+    assert c.verdict == "error" and EXIT_CODES["error"] == 3
+    assert c.reasons[0].startswith("6 of 100 head cases ended in an error (6.0%")
+    # the threshold breach is still reported, after the errors
+    assert any(r.startswith("also: the pass rate dropped") for r in c.reasons)
+    five = [case(r["id"], "error") if i < 5 else r for i, r in enumerate(base)]
+    assert run(tmp_path, base, five, Policy(threshold=10)).verdict == "pass"
+    assert run(tmp_path, base, head, Policy(max_error_rate=10, threshold=10)).verdict == "pass"
+
+
+def test_base_errors_count_too(tmp_path: Path) -> None:
+    head = passing(20)
+    base = [case(r["id"], "error") if i < 2 else r for i, r in enumerate(head)]
+    c = run(tmp_path, base, head)
+    assert c.verdict == "error"
+    assert "base cases ended in an error" in c.reasons[0]
+
+
+def test_any_error_on_a_blocking_case_is_an_error_verdict(tmp_path: Path) -> None:
+    base = [case("blk", severity="blocker"), *passing(99)]
+    head = [case("blk", "error", severity="blocker"), *passing(99)]
+    c = run(tmp_path, base, head)
+    assert c.verdict == "error"
+    assert c.reasons == ["blocking case blk ended in an error on head"]
+    assert c.new_errors == ["blk"] and c.blocker_failures == []
+
+
+def test_require_significance_blocks_only_significant_drops(tmp_path: Path) -> None:
+    base = passing(40)
+    head = [case(r["id"], "fail") if i < 2 else r for i, r in enumerate(base)]  # -5 pts
+    policy = Policy(require_significance=True)
+    c = run(tmp_path, base, head, policy)
+    assert c.delta_points == -5.0 and c.p_value == pytest.approx(mcnemar_exact(2, 0))
+    assert not c.significant and c.verdict == "pass"
+    assert any("not significant" in n and "does not block" in n for n in c.notes)
+    # without the switch the same drop blocks, and the p-value is still reported
+    plain = run(tmp_path, base, head)
+    assert plain.verdict == "fail" and plain.p_value == c.p_value
+
+    many = [case(r["id"], "fail") if i < 10 else r for i, r in enumerate(base)]
+    c = run(tmp_path, base, many, policy)
+    assert c.significant and c.verdict == "fail"
+    assert "significant (p = 0.00195 < 0.05)" in c.reasons[0]
+
+
+def test_statistics_fields_are_filled(tmp_path: Path) -> None:
+    base = passing(50)
+    head = [case(r["id"], "fail") if i < 6 else r for i, r in enumerate(base)]
+    head[10] = case(head[10]["id"])
+    c = run(tmp_path, base, head)
+    assert c.statistics is not None
+    s = c.statistics
+    assert (s.counts.regressed, s.counts.fixed, s.counts.n) == (6, 0, 50)
+    assert c.ci_low_points is not None and c.ci_high_points is not None
+    assert c.ci_low_points < c.delta_points < c.ci_high_points < 0
+    assert c.p_value == pytest.approx(mcnemar_exact(6, 0))
+
+
+def test_repeats_give_flaky_lists_and_a_resampling_test(tmp_path: Path) -> None:
+    base = [repeated(f"r{i}", ["pass", "pass", "pass"]) for i in range(12)]
+    head = [repeated(f"r{i}", ["pass", "pass", "pass"]) for i in range(12)]
+    head[0] = repeated("r0", ["pass", "fail", "pass"])  # flaky, still passes
+    head[1] = repeated("r1", ["fail", "fail", "pass"])  # flaky regression
+    base[2] = repeated("r2", ["fail", "pass", "fail"])  # flaky on base, fixed on head
+    c = run(tmp_path, base, head, repeats=3)
+    assert c.flaky == ["r0", "r1", "r2"]
+    assert c.regressions == ["r1"] and c.fixes == ["r2"]
+    assert c.cases["r0"].head_fraction == pytest.approx(2 / 3, abs=1e-4)
+    assert c.cases["r0"].base_fraction == 1.0 and c.cases["r0"].head_repeats == 3
+    s = c.statistics
+    assert s is not None and s.resampling is not None and s.decision_test == SIGN_FLIP
+    # fraction differences: r0 -1/3, r1 -2/3, r2 +2/3 -> mean -1/36 per case
+    assert s.resampling.mean_delta_points == pytest.approx(100 * (-1 / 3) / 12, abs=1e-3)
+    assert s.resampling.nonzero == 3 and s.resampling.exact
+
+
+def test_usage_counts_every_attempt_and_reports_latency_percentiles(tmp_path: Path) -> None:
+    base = [
+        case(f"u{i}", latency_ms=100.0 * (i + 1), tokens={"prompt": 10, "completion": 5})
+        for i in range(10)
+    ]
+    head = [
+        case(
+            f"u{i}",
+            latency_ms=200.0 * (i + 1),
+            tokens={"prompt": 12, "completion": 8},
+            cost_usd=0.01,
+        )
+        for i in range(10)
+    ]
+    c = run(tmp_path, base, head)
+    assert c.base_usage.tokens_total == 150 and c.head_usage.tokens_total == 200
+    assert c.base_usage.cost_usd is None and c.head_usage.cost_usd == pytest.approx(0.1)
+    assert c.base_usage.latency_p50_ms == 550.0 and c.head_usage.latency_p50_ms == 1100.0
+    assert c.base_usage.latency_p95_ms == pytest.approx(955.0)
+
+    rep = [repeated(f"u{i}", ["pass", "pass"]) for i in range(3)]
+    c = run(tmp_path, rep, rep, repeats=2)
+    assert c.base_usage.calls == 6 and c.base_usage.tokens_total == 6 * 15
+
+
+def test_per_task_deltas_worst_first(tmp_path: Path) -> None:
+    base = passing(10, "faq", task="faq") + passing(10, "code", task="coding")
+    broken = {"code-0000", "code-0001", "code-0002", "code-0003"}
+    head = [case(r["id"], "fail", task="coding") if r["id"] in broken else r for r in base]
+    head.append(case("extra", task="faq"))
+    c = run(tmp_path, base, head)
+    assert [t.task for t in c.tasks] == ["coding", "faq"]
+    coding, faq = c.tasks
+    assert (coding.n, coding.base_pass_rate, coding.head_pass_rate) == (10, 100.0, 60.0)
+    assert (coding.delta_points, coding.regressions, coding.fixes) == (-40.0, 4, 0)
+    assert (faq.delta_points, faq.added) == (0.0, 1)
+
+
+def test_held_out_cases_keep_only_their_outcome(tmp_path: Path) -> None:
+    secret = "THE HELD-OUT ANSWER 42"
+    base = [case("h", heldout=True, output=secret), *passing(5)]
+    head = [
+        case(
+            "h",
+            "fail",
+            heldout=True,
+            output=secret,
+            checks=[{"name": "equals", "passed": False, "detail": secret}],
+            error=secret,
+        ),
+        *passing(5),
+    ]
+    c = run(tmp_path, base, head)
+    held = c.cases["h"]
+    assert held.heldout
+    assert held.output is None and held.failed_checks == [] and held.error is None
+    assert held.file == "" and held.line == 0
+    assert c.regressions == ["h"]
+    assert secret not in c.model_dump_json()
+
+
+def test_outputs_are_kept_as_bounded_excerpts(tmp_path: Path) -> None:
+    big = "y" * 50_000
+    base = [case("a")]
+    head = [case("a", "fail", output=big)]
+    c = run(tmp_path, base, head)
+    assert c.cases["a"].output_chars == 50_000
+    assert len(c.cases["a"].output or "") == 2000
+
+
+def test_no_paired_cases_means_no_threshold_rule(tmp_path: Path) -> None:
+    c = run(tmp_path, [case("old")], [case("new")])
+    assert c.paired == 0 and c.delta_points is None and c.p_value is None
+    assert c.verdict == "pass"
+    assert "no case ran on both sides" in c.reasons[0]
+
+
+def test_empty_head_report_is_an_error(tmp_path: Path) -> None:
+    c = run(tmp_path, [case("a")], [])
+    assert c.verdict == "error" and "no case results" in c.reasons[0]
+
+
+def test_different_suites_are_noted(tmp_path: Path) -> None:
+    c = compare(
+        report(tmp_path, "base", [case("a")], suite="one"),
+        report(tmp_path, "head", [case("a")], suite="two"),
+        Policy(),
+    )
+    assert c.suite == "two"
+    assert any("suite 'one'" in n for n in c.notes)
+
+
+def test_skipped_comparison() -> None:
+    c = skipped_comparison("no watched file changed", suite="support")
+    assert c.verdict == "skipped" and c.exit_code == 0
+    assert c.reasons == ["no watched file changed"] and c.base_pass_rate is None
+
+
+def test_policy_from_config_with_overrides() -> None:
+    config = GateConfig.model_validate(
+        {
+            "cases": "cases.jsonl",
+            "system": {"kind": "python", "target": "app:answer"},
+            "threshold": 2.5,
+            "block_severities": ["blocker", "major"],
+            "require_significance": True,
+            "alpha": 0.01,
+            "max_error_rate": 1,
+        }
+    )
+    policy = Policy.from_config(config)
+    assert policy == Policy(
+        threshold=2.5,
+        block_severities=["blocker", "major"],
+        require_significance=True,
+        alpha=0.01,
+        max_error_rate=1,
+    )
+    override = Policy.from_config(config, threshold=7, block_severities=["minor"])
+    assert (override.threshold, override.block_severities) == (7, ["minor"])
+    assert override.alpha == 0.01
+
+
+def test_json_has_the_stable_keys(tmp_path: Path) -> None:
+    c = run(tmp_path, [case("a"), case("b")], [case("a", "fail"), case("b")])
+    data = c.model_dump(mode="json")
+    for key in (
+        "verdict",
+        "base_pass_rate",
+        "head_pass_rate",
+        "delta_points",
+        "regressions",
+        "fixes",
+        "blocker_failures",
+        "p_value",
+    ):
+        assert key in data
+    assert data["regressions"] == ["a"] and data["verdict"] == "fail"
