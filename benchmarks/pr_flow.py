@@ -1,0 +1,150 @@
+"""The PR flow's own cost, and what running the two sides at once buys.
+
+1. `gate check` end to end on a throwaway repository (a suite of N cases, a `python` system
+   that takes L ms per call, concurrency 8): wall time, against the two sides' `gate run`
+   times, with the sides run at once and one after the other.
+2. Finding the merge base from a one-commit-deep clone: the base sits D commits behind the
+   head on a history of H commits (git over file://, so the fetches are real).
+
+    python benchmarks/pr_flow.py [--cases N] [--latency-ms L] [--history H] [--depth D]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gate.gitops import GitRepo
+from gate.pr import Side, run_check, run_sides
+
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
+    "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com",
+}  # fmt: skip
+APP = """
+import time
+from pathlib import Path
+RULES = (Path(__file__).parent / "prompt.md").read_text()
+
+def answer(inputs):
+    time.sleep({latency})
+    return {{"text": RULES + inputs["q"]}}
+"""
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(cwd), *args], env=ENV, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(done.stderr)
+    return done.stdout.strip()
+
+
+def make_project(root: Path, cases: int, latency_ms: float) -> None:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "app").mkdir()
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "bot.py").write_text(APP.format(latency=latency_ms / 1000))
+    (root / "app" / "prompt.md").write_text("CAC fees ")
+    rows = [
+        {
+            "id": f"c{i}",
+            "input": {"q": str(i)},
+            "expect": {"must_include": ["CAC" if i % 2 else "fees"]},
+        }
+        for i in range(cases)
+    ]
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "gate.yml").write_text(
+        "concurrency: 8\nwatch: ['app/**']\nsuites:\n  - {name: s, cases: cases.jsonl, "
+        "system: {kind: python, target: 'app.bot:answer'}}\n"
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    (root / "app" / "prompt.md").write_text("CAC ")  # the PR drops a rule: half the cases fail
+
+
+def sides_time(root: Path, out: Path, together: bool) -> float:
+    repo = GitRepo(root)
+    env = {**os.environ, "GATE_CACHE_DIR": str(out / "cache")}
+    started = time.perf_counter()
+    with repo.worktree(git(root, "rev-parse", "HEAD")) as base:
+        sides = [Side("base", base, out / "base.jsonl"), Side("head", root, out / "head.jsonl")]
+        groups = [sides] if together else [[s] for s in sides]
+        for group in groups:
+            run_sides(group, root / "gate.yml", "s", env, io.StringIO())
+    assert all(s.returncode == 0 for s in sides)
+    return time.perf_counter() - started
+
+
+def flow(cases: int, latency_ms: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        make_project(root, cases, latency_ms)
+        started = time.perf_counter()
+        environ = {**os.environ, "GATE_CACHE_DIR": tmp}
+        out = Path(tmp) / "reports"
+        outcomes = run_check(
+            root, root / "gate.yml", "main", out, stream=io.StringIO(), environ=environ
+        )
+        check = time.perf_counter() - started
+        together = sides_time(root, Path(tmp) / "t", together=True)
+        apart = sides_time(root, Path(tmp) / "a", together=False)
+        verdict = outcomes[0].comparison.verdict
+    print(f"flow: {cases} cases x {latency_ms:g} ms, concurrency 8, {os.cpu_count()} cores")
+    print(f"  gate check (git, both sides, compare, render): {check:6.2f} s  verdict {verdict}")
+    print(f"  the two sides at once:                          {together:6.2f} s")
+    print(f"  the two sides one after the other:              {apart:6.2f} s")
+    print(f"  running the sides at once saves {100 * (1 - together / apart):.0f}%")
+
+
+def deepen(history: int, depth: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        origin = Path(tmp) / "origin"
+        origin.mkdir()
+        git(origin, "init", "-q", "-b", "main")
+        git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+        for n in range(history):
+            git(origin, "commit", "-q", "--allow-empty", "-m", f"main {n}")
+        base = git(origin, "rev-parse", "HEAD")
+        git(origin, "checkout", "-q", "-b", "pr")
+        for n in range(depth):
+            (origin / "f").write_text(str(n))
+            git(origin, "add", "f")
+            git(origin, "commit", "-qm", f"pr {n}")
+        head = git(origin, "rev-parse", "HEAD")
+        ws = Path(tmp) / "ws"
+        clone = ["git", "clone", "-q", "--depth=1", "--branch", "pr", f"file://{origin}", str(ws)]
+        subprocess.run(clone, check=True, env=ENV)
+        repo = GitRepo(ws)
+        started = time.perf_counter()
+        repo.ensure_commit(base)
+        found = repo.merge_base(base, head, fetch=True)
+        took = time.perf_counter() - started
+        commits = int(git(ws, "rev-list", "--count", "HEAD"))
+    assert found == base
+    print(f"merge base {depth} commits behind a one-deep clone (history {history}):")
+    print(f"  found in {took:.2f} s; the clone now holds {commits} of {history + depth} commits")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--history", type=int, default=1000)
+    parser.add_argument("--depth", type=int, default=120)
+    args = parser.parse_args()
+    flow(args.cases, args.latency_ms)
+    deepen(args.history, args.depth)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

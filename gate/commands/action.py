@@ -1,0 +1,31 @@
+"""`gate action`: the container entrypoint (see `gate.action`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from gate.action import run_action
+from gate.pr import exit_on_sigterm
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "action",
+        help="the GitHub Action's entrypoint (reads the Actions environment)",
+        description=(
+            "Run the PR flow for the GitHub event this job was triggered by: fetch the base, "
+            "run the suites on base and head, post one comment per suite, write the job "
+            "summary, outputs and annotations. Configured only through GITHUB_* variables and "
+            "the action inputs (INPUT_*); use `gate check` on your machine. Exit 0 pass or "
+            "skipped, 1 fail, 3 error, 2 bad configuration."
+        ),
+    )
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    exit_on_sigterm()
+    return run_action(os.environ, sys.stdout)

@@ -1,0 +1,73 @@
+"""`gate check`: the PR flow on your machine: the working tree against a base branch."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gate.errors import InputError
+from gate.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
+from gate.render.formats import pct, pts
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "check",
+        help="the whole PR flow locally: run base and head, compare, print the comment",
+        description=(
+            "Compare the working tree (uncommitted changes included) with a base branch, the "
+            "way the GitHub Action compares a pull request with its base, and print the PR "
+            "comment. Nothing is fetched or posted. Exit 0 pass or skipped, 1 fail, 3 error, "
+            "2 bad input."
+        ),
+    )
+    p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
+    p.add_argument(
+        "--base",
+        metavar="REF",
+        help="branch, tag or commit to compare with (default: origin/HEAD, else main or master)",
+    )
+    p.add_argument(
+        "--out", default="reports", help="folder for the two reports per suite (default: reports)"
+    )
+    p.add_argument("--threshold", type=float, metavar="POINTS", help="override `threshold`")
+    p.add_argument(
+        "--summary", action="store_true", help="print the longer job-summary form instead"
+    )
+    p.set_defaults(handler=handle)
+
+
+def headline(outcome: SuiteOutcome) -> str:
+    c = outcome.comparison
+    if c.verdict == "skipped":
+        return f"{outcome.suite}: skipped: {'; '.join(c.reasons)}"
+    if c.verdict == "error" and c.base_pass_rate is None:
+        return f"{outcome.suite}: error: {'; '.join(c.reasons)}"
+    return (
+        f"{outcome.suite}: {c.verdict}: pass rate {pct(c.base_pass_rate)} -> "
+        f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "
+        f"{len(c.regressions)} regressions, {len(c.fixes)} fixes"
+    )
+
+
+def handle(args: argparse.Namespace) -> int:
+    config = Path(args.config)
+    if args.threshold is not None and args.threshold < 0:
+        raise InputError("must be zero or more points", key="--threshold")
+    exit_on_sigterm()
+    outcomes = run_check(
+        config.resolve().parent,
+        config,
+        args.base,
+        Path(args.out),
+        threshold=args.threshold,
+    )
+    for outcome in outcomes:
+        sys.stdout.write(outcome.summary if args.summary else outcome.markdown)
+        sys.stdout.write("\n")
+    for outcome in outcomes:
+        print(headline(outcome), file=sys.stderr)
+    print(f"verdict: {combined_verdict(outcomes)}", file=sys.stderr)
+    return exit_code(outcomes)

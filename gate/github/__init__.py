@@ -1,0 +1,1 @@
+"""GitHub REST access: a generic client (`client`) and the domain calls built on it (`comments`)."""

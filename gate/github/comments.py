@@ -1,0 +1,159 @@
+"""The PR comment: one per suite, found again by its hidden marker and edited in place.
+
+The marker is matched across all pages of the issue's comments (100 per page); when the
+token's login is known, only that author's comments count (anyone can paste a marker).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gate.errors import GateError
+from gate.github.client import SERVER_ERRORS, GitHubApiError, GitHubClient
+
+PER_PAGE = 100
+MAX_BODY = 65_536
+
+
+class CommentError(GateError):
+    """A comment could not be read or written; `status` is GitHub's answer, if any."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class CannotReadComments(CommentError):
+    pass
+
+
+class CannotPostComment(CommentError):
+    pass
+
+
+class CommentTarget(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    repository: str  # owner/name
+    issue_number: int
+
+
+class IssueComment(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    body: str
+    author: str | None
+    author_is_bot: bool
+    html_url: str
+
+
+class Upserted(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    action: Literal["created", "updated", "unchanged", "absent"]
+    comment: IssueComment | None
+
+
+def _parse(raw: dict) -> IssueComment:
+    user = raw.get("user") or {}
+    return IssueComment(
+        id=raw["id"],
+        body=raw.get("body") or "",
+        author=user.get("login"),
+        author_is_bot=user.get("type") == "Bot",
+        html_url=raw.get("html_url", ""),
+    )
+
+
+def authenticated_login(client: GitHubClient) -> str | None:
+    """The token's login; None for tokens that may not ask (the job token answers 403)."""
+    try:
+        data = client.get_json("/user")
+    except GitHubApiError:
+        return None
+    login = data.get("login") if isinstance(data, dict) else None
+    return login if isinstance(login, str) else None
+
+
+def list_comments(client: GitHubClient, target: CommentTarget) -> list[IssueComment]:
+    path = f"/repos/{target.repository}/issues/{target.issue_number}/comments"
+    try:
+        return [_parse(raw) for raw in client.paginate(path, {"per_page": PER_PAGE})]
+    except GitHubApiError as exc:
+        raise CannotReadComments(
+            f"cannot list the comments of #{target.issue_number}: {exc.reason}", exc.status
+        ) from None
+
+
+def pick_comment(
+    comments: list[IssueComment], marker: str, author: str | None
+) -> IssueComment | None:
+    """Ours: carries the marker and is by `author`; oldest first.
+
+    An unknown author means an app token (the job token may not ask who it is), whose
+    comments are always by a bot: then only bots' comments count.
+    """
+    for comment in comments:
+        if marker not in comment.body:
+            continue
+        if comment.author == author if author is not None else comment.author_is_bot:
+            return comment
+    return None
+
+
+def _write(
+    client: GitHubClient, target: CommentTarget, body: str, existing: IssueComment | None
+) -> IssueComment:
+    if existing is not None:
+        path = f"/repos/{target.repository}/issues/comments/{existing.id}"
+        return _parse(client.request("PATCH", path, json={"body": body}).json())
+    path = f"/repos/{target.repository}/issues/{target.issue_number}/comments"
+    return _parse(client.request("POST", path, json={"body": body}).json())
+
+
+def upsert_comment(
+    client: GitHubClient,
+    target: CommentTarget,
+    body: str,
+    marker: str,
+    *,
+    author: str | None = None,
+    create: bool = True,
+    attempts: int = 3,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Upserted:
+    """Edit our comment in place, or create it (`create=False`: only ever edit).
+
+    A POST that fails with a server error may have been applied anyway, so instead of blindly
+    retrying it the comments are listed again first: a retry never duplicates the comment.
+    """
+    if len(body) > MAX_BODY:
+        raise CannotPostComment(
+            f"comment body has {len(body)} characters, GitHub allows {MAX_BODY}"
+        )
+    for attempt in range(attempts):
+        existing = pick_comment(list_comments(client, target), marker, author)
+        if existing is not None and existing.body == body:
+            return Upserted(action="unchanged", comment=existing)
+        if existing is None and not create:
+            return Upserted(action="absent", comment=None)
+        try:
+            written = _write(client, target, body, existing)
+        except GitHubApiError as exc:
+            transient = exc.status is None or exc.status in SERVER_ERRORS
+            if transient and attempt < attempts - 1:
+                sleep(client.retry.backoff_s * 2**attempt)
+                continue
+            verb = "edit" if existing else "create"
+            raise CannotPostComment(
+                f"cannot {verb} the comment on #{target.issue_number}: "
+                f"{exc.status or 'no response'} {exc.reason}",
+                exc.status,
+            ) from None
+        return Upserted(action="updated" if existing else "created", comment=written)
+    raise AssertionError("unreachable: the last attempt returns or raises")

@@ -1,0 +1,386 @@
+"""Git for the PR flow (gitpython): refs, merge base, changed files and the base worktree.
+
+CI checkouts are hostile to a naive `git diff base...head`:
+- actions/checkout fetches one commit (`fetch-depth: 1`), so the base commit and the merge
+  base are missing; they are fetched with the job token the way actions/checkout does (an
+  `http.<server>/.extraheader` passed through the environment, never on a command line, never
+  printed), deepening until the merge base appears;
+- a container action runs as root on a workspace owned by the runner's user, which git refuses
+  ("dubious ownership") unless the path is a `safe.directory`; it is declared for our own git
+  calls through `GIT_CONFIG_*` variables, leaving every config file alone.
+
+The base is materialised as a temporary `git worktree`, removed even when the run fails.
+Glob matching for `watch` is here too (pure).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import git
+
+from gate.errors import GitError, InputError
+
+REMOTE = "origin"
+DEEPEN_STEPS = (50, 250, 1000)
+SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+FULL_DEPTH_HINT = "give actions/checkout `fetch-depth: 0` (full history)"
+
+
+# --- watch globs (pure) ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=512)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as GitHub's `paths` filters read it: `*` and `?` stay within a folder, `**`
+    crosses folders, `[abc]` is a class; a trailing `/` means everything below."""
+    glob = pattern.strip().removeprefix("./").lstrip("/")
+    if glob.endswith("/"):
+        glob += "**"
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and "]" in glob[i + 2 :]:
+            end = glob.index("]", i + 2)
+            body = glob[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            body = re.escape(body[1:] if negate else body).replace("\\-", "-")
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """A pattern without wildcards also matches everything inside the folder it names."""
+    regex = glob_regex(pattern)
+    if regex.fullmatch(path):
+        return True
+    if any(c in pattern for c in "*?["):
+        return False
+    folder = pattern.strip().removeprefix("./").strip("/")
+    return bool(folder) and path.startswith(folder + "/")
+
+
+def watched(path: str, patterns: Sequence[str]) -> bool:
+    """Whether `path` is watched; a later `!pattern` excludes, like GitHub's filters."""
+    verdict = False
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            if glob_matches(pattern[1:], path):
+                verdict = False
+        elif glob_matches(pattern, path):
+            verdict = True
+    return verdict
+
+
+# --- changed files ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileChange:
+    status: str  # A, M, D, R (renamed), T (type changed), C (copied)
+    path: str
+    old_path: str | None = None
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Both sides of a rename: moving a watched file away is a change to it."""
+        return (self.path,) if self.old_path in (None, self.path) else (self.old_path, self.path)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.status} {self.old_path} -> {self.path}"
+            if self.old_path
+            else f"{self.status} {self.path}"
+        )
+
+
+def _change(diff: git.Diff) -> FileChange:
+    kind = (diff.change_type or "M")[0]
+    if kind in ("R", "C"):
+        return FileChange(kind, diff.b_path or "", diff.a_path)
+    if kind == "D":
+        return FileChange("D", diff.a_path or diff.b_path or "")
+    return FileChange(kind, diff.b_path or diff.a_path or "")
+
+
+# --- environment for git ---------------------------------------------------------------------
+
+
+def config_env(entries: Sequence[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """`GIT_CONFIG_*` variables adding `entries` after any the environment already holds."""
+    try:
+        start = int(environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        start = 0
+    env = {"GIT_CONFIG_COUNT": str(start + len(entries))}
+    for offset, (key, value) in enumerate(entries):
+        env[f"GIT_CONFIG_KEY_{start + offset}"] = key
+        env[f"GIT_CONFIG_VALUE_{start + offset}"] = value
+    return env
+
+
+def auth_header(token: str) -> str:
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return f"AUTHORIZATION: basic {basic}"
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+class GitRepo:
+    """A checkout and the git calls the PR flow makes on it.
+
+    `token` (the job token) is used only to fetch from `server_url`; `trusted` paths are
+    declared `safe.directory` for every git call made here and in `subprocess_env()`.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        token: str | None = None,
+        server_url: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.token = token
+        self.server_url = (server_url or "").rstrip("/")
+        start = Path(path).resolve()
+        self.trusted: list[str] = [str(start)]
+        try:
+            self.repo = git.Repo(start, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise InputError("not inside a git repository", file=start) from None
+        if self.repo.working_tree_dir is None:
+            raise InputError("a bare repository has no checkout to evaluate", file=start)
+        self.root = Path(self.repo.working_tree_dir).resolve()
+        self.trust(self.root)
+
+    # -- plumbing --
+
+    @property
+    def _secrets(self) -> list[str]:
+        if not self.token:
+            return []
+        return [self.token, auth_header(self.token).split()[-1]]
+
+    def trust(self, path: Path) -> None:
+        if str(path) not in self.trusted:
+            self.trusted.append(str(path))
+        self.repo.git.update_environment(**self.subprocess_env(include_parent=False))
+
+    def subprocess_env(self, *, include_parent: bool = True) -> dict[str, str]:
+        """Environment for processes that run git on these checkouts (the side runs)."""
+        extra = config_env([("safe.directory", p) for p in self.trusted], self.environ)
+        return {**self.environ, **extra} if include_parent else extra
+
+    def git(self, *args: str, auth: bool = False) -> str:
+        env = None
+        if auth and self.token and self.server_url and not self._has_own_auth():
+            entries = [("safe.directory", p) for p in self.trusted]
+            entries.append((f"http.{self.server_url}/.extraheader", auth_header(self.token)))
+            env = config_env(entries, self.environ)
+        try:
+            return str(self.repo.git.execute(["git", *args], env=env, with_extended_output=False))
+        except git.GitCommandError as exc:
+            detail = (exc.stderr or "").strip().replace("stderr: ", "").strip("'\n ")
+            raise GitError(redact(f"git {args[0]} failed: {detail}", self._secrets)) from None
+
+    def _has_own_auth(self) -> bool:
+        """actions/checkout may have left its header in .git/config (persist-credentials)."""
+        try:
+            out = self.repo.git.config("--local", "--get-regexp", r"^http\..*\.extraheader$")
+        except git.GitCommandError:
+            return False
+        return bool(out.strip())
+
+    # -- queries --
+
+    def head_sha(self) -> str:
+        return self.git("rev-parse", "--verify", "HEAD^{commit}").strip()
+
+    def rev_parse(self, rev: str) -> str | None:
+        try:
+            return self.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip() or None
+        except GitError:
+            return None
+
+    def recorded_parents(self, sha: str) -> list[str]:
+        """The parents a commit names, even when a shallow clone lacks them."""
+        body = self.git("cat-file", "commit", sha)
+        headers = body.split("\n\n", 1)[0].splitlines()
+        return [line.split()[1] for line in headers if line.startswith("parent ")]
+
+    def is_shallow(self) -> bool:
+        return self.git("rev-parse", "--is-shallow-repository").strip() == "true"
+
+    def has_remote(self) -> bool:
+        return REMOTE in [r.name for r in self.repo.remotes]
+
+    def fetch(self, *args: str) -> None:
+        if not self.has_remote():
+            raise GitError(f"the repository has no remote `{REMOTE}` to fetch from")
+        self.git(
+            "fetch", "--no-tags", "--no-recurse-submodules", "--quiet", REMOTE, *args, auth=True
+        )
+
+    # -- base resolution --
+
+    def ensure_commit(self, sha: str) -> str:
+        """The full sha of `sha`, fetched (one commit deep in a shallow clone) if missing."""
+        found = self.rev_parse(sha)
+        if found is not None:
+            return found
+        depth = ("--depth=1",) if self.is_shallow() else ()
+        try:
+            self.fetch(*depth, sha)
+        except GitError as exc:
+            raise GitError(
+                f"cannot fetch base commit {sha[:12]}: {exc}; or {FULL_DEPTH_HINT}"
+            ) from None
+        found = self.rev_parse(sha)
+        if found is None:
+            raise GitError(f"base commit {sha[:12]} is not in the repository; {FULL_DEPTH_HINT}")
+        return found
+
+    def fetch_ref(self, ref: str) -> str | None:
+        """Fetch branch or tag `ref` from the remote; its sha, or None if the remote lacks it."""
+        name = ref.removeprefix("refs/heads/").removeprefix(f"{REMOTE}/")
+        depth = ("--depth=1",) if self.is_shallow() else ()
+        for source, local in (
+            (f"refs/heads/{name}", f"refs/remotes/{REMOTE}/{name}"),
+            (
+                f"refs/tags/{name.removeprefix('refs/tags/')}",
+                f"refs/tags/{name.removeprefix('refs/tags/')}",
+            ),
+        ):
+            try:
+                self.fetch(*depth, f"+{source}:{local}")
+            except GitError:
+                continue
+            return self.rev_parse(local)
+        return None
+
+    def resolve_ref(self, ref: str, *, fetch: bool) -> str:
+        """A base given by name: fetched fresh from the remote in CI, else resolved locally."""
+        if SHA.fullmatch(ref) and self.rev_parse(ref) is None and fetch:
+            return self.ensure_commit(ref)
+        fetched = self.fetch_ref(ref) if fetch and self.has_remote() else None
+        found = fetched or self.rev_parse(ref)
+        if found is None:
+            raise InputError(
+                f"base ref {ref!r} not found" + (f" on `{REMOTE}`" if fetch else ""), key="base-ref"
+            )
+        return found
+
+    def parent_of(self, sha: str, *, fetch: bool) -> str | None:
+        """The first parent of `sha`, deepening a shallow clone by one commit if needed."""
+        found = self.rev_parse(f"{sha}^1")
+        if found is None and fetch and self.is_shallow():
+            try:
+                self.fetch("--deepen=1", sha)
+            except GitError as exc:
+                raise GitError(
+                    f"cannot fetch the parent commit: {exc}; or {FULL_DEPTH_HINT}"
+                ) from None
+            found = self.rev_parse(f"{sha}^1")
+        return found
+
+    def default_base(self) -> str:
+        """The remote's default branch (`origin/HEAD`), else main or master."""
+        try:
+            ref = self.git("symbolic-ref", "--quiet", f"refs/remotes/{REMOTE}/HEAD").strip()
+            return ref.removeprefix("refs/remotes/")
+        except GitError:
+            pass
+        for candidate in (f"{REMOTE}/main", f"{REMOTE}/master", "main", "master"):
+            if self.rev_parse(candidate):
+                return candidate
+        raise InputError(
+            "cannot tell the base branch (no origin/HEAD, main or master): pass --base"
+        )
+
+    def merge_base(self, base: str, head: str, *, fetch: bool) -> str:
+        """The merge base, deepening a shallow clone step by step until it appears."""
+        found = self._merge_base(base, head)
+        steps = [f"--deepen={n}" for n in DEEPEN_STEPS] + ["--unshallow"]
+        while found is None and fetch and steps and self.is_shallow():
+            self._fetch_for("the merge base", steps.pop(0), base, head)
+            found = self._merge_base(base, head)
+        if found is None:
+            hint = f"; {FULL_DEPTH_HINT}" if self.is_shallow() else ""
+            raise GitError(f"base {base[:12]} and head {head[:12]} have no common ancestor{hint}")
+        return found
+
+    def _merge_base(self, base: str, head: str) -> str | None:
+        try:
+            return self.git("merge-base", base, head).strip() or None
+        except GitError:
+            return None
+
+    def _fetch_for(self, what: str, *args: str) -> None:
+        try:
+            self.fetch(*args)
+        except GitError as exc:
+            raise GitError(f"cannot fetch {what}: {exc}; or {FULL_DEPTH_HINT}") from None
+
+    def changed_files(self, since: str, head: str | None) -> list[FileChange]:
+        """Files changed from `since` to `head` (None: the working tree, untracked files too)."""
+        try:
+            diffs = self.repo.commit(since).diff(head)
+            changes = [_change(d) for d in diffs]
+            if head is None:
+                changes += [FileChange("A", p) for p in self.repo.untracked_files]
+        except (git.GitCommandError, ValueError) as exc:
+            raise GitError(redact(f"cannot list changed files: {exc}", self._secrets)) from None
+        return sorted(set(changes), key=lambda c: (c.path, c.status))
+
+    # -- the base checkout --
+
+    @contextmanager
+    def worktree(self, sha: str) -> Iterator[Path]:
+        """`sha` checked out (detached) in a temporary worktree, removed on the way out."""
+        parent = Path(tempfile.mkdtemp(prefix="gate-base-"))
+        path = parent / "checkout"
+        self.trust(path)
+        try:
+            self.git("worktree", "add", "--detach", "--force", "--quiet", str(path), sha)
+            yield path
+        finally:
+            with suppress(GitError):
+                self.git("worktree", "remove", "--force", str(path))
+            shutil.rmtree(parent, ignore_errors=True)
+            with suppress(GitError):
+                self.git("worktree", "prune")
+
+    def close(self) -> None:
+        self.repo.close()

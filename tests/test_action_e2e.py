@@ -1,0 +1,209 @@
+"""`gate action` end to end: a real origin over HTTP, a shallow workspace, real webhook
+payloads, the GitHub API stand-in, and the action as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from servers.git_http import GitHttpServer, git
+from servers.github_api import Fault, GitHubServer
+from servers.world import REPOSITORY, TOKEN, WORDS, World, make_world, project_files
+
+MARKER = "<!-- eval-gate:support -->"
+REGRESSION = {
+    "prompts/support.md": "You are the support bot.\n"
+    + "".join(f"say: {w}\n" for w in WORDS if w != "CAC")
+}
+
+
+@pytest.fixture
+def api() -> Iterator[GitHubServer]:
+    with GitHubServer() as server:
+        server.state.add_token(TOKEN)  # the job token: github-actions[bot]
+        yield server
+        assert server.state.violations == []
+
+
+@pytest.fixture
+def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
+    root = tmp_path / "srv"
+    root.mkdir()
+    with GitHttpServer(root, TOKEN) as git_server:
+        yield make_world(tmp_path, api, git_server)
+
+
+def regression_pr(world: World) -> None:
+    world.base()
+    world.pr({**REGRESSION, "app/bot.py": project_files("head", WORDS)["app/bot.py"]})
+
+
+def test_regression_fails_with_one_comment_outputs_summary_and_annotations(
+    world: World,
+) -> None:
+    regression_pr(world)
+    workspace = world.checkout()
+    assert git(workspace, "rev-parse", "--is-shallow-repository") == "true"
+    run = world.run(world.environ(world.event()))
+    assert run.code == 1, run.log
+    comments = world.comments()
+    assert len(comments) == 1
+    body = comments[0].body
+    assert body.startswith(MARKER) and "faq\\-001" in body
+    assert comments[0].user.login == "github-actions[bot]"
+    assert run.outputs["verdict"] == "fail"
+    assert json.loads(run.outputs["regressions"]) == ["faq-001"]
+    assert float(run.outputs["base-pass-rate"]) == 100.0
+    assert float(run.outputs["head-pass-rate"]) == pytest.approx(500 / 6, abs=0.01)
+    assert float(run.outputs["delta"]) == pytest.approx(-100 / 6, abs=0.01)
+    assert run.outputs["report"] == "eval-gate-reports"
+    assert "faq\\-001" in run.summary
+    assert (
+        "::error file=cases/support.jsonl,line=1,title=Eval Gate (support)::faq-001 regressed"
+        in run.stdout
+    )
+    # each side ran its own checkout's code, and the code under test saw no credential
+    reports = workspace / "eval-gate-reports" / "support"
+    base_report = (reports / "base.jsonl").read_text()
+    head_report = (reports / "head.jsonl").read_text()
+    assert "[base] leak=no" in base_report and "[head]" not in base_report
+    assert "[head] leak=no" in head_report and "[base]" not in head_report
+    # the base fetch went through the token-protected server, and the token was never shown
+    assert any(r.authorized and r.method == "POST" for r in world.git_server.log)
+    log = run.log.replace(f"::add-mask::{TOKEN}\n", "", 1)  # consumed by the runner
+    everything = log + run.summary + json.dumps(run.outputs) + base_report + head_report + body
+    assert TOKEN not in everything
+    # the comment and the PR it belongs to, for a workflow_run job to post (docs/action.md)
+    assert (reports / "comment.md").read_text() == body
+    pull = json.loads((reports.parent / "pull-request.json").read_text())
+    assert pull == {"number": world.number, "head_sha": world.head_sha}
+    # the base worktree is gone
+    assert git(workspace, "worktree", "list").count("\n") == 0
+
+
+def test_rerun_edits_the_same_comment(world: World, api: GitHubServer) -> None:
+    regression_pr(world)
+    world.checkout()
+    first = world.run(world.environ(world.event()))
+    assert first.code == 1, first.log
+    (comment,) = world.comments()
+    before = comment.body
+    # a new push fixes the regression but breaks another rule
+    world.pr({"prompts/support.md": "".join(f"say: {w}\n" for w in WORDS if w != "fees")})
+    world.checkout()
+    second = world.run(world.environ(world.event()))
+    assert second.code == 1, second.log
+    after = world.comments()
+    assert [c.id for c in after] == [comment.id]
+    assert after[0].body != before and "faq\\-002" in after[0].body
+    assert len(api.state.requests("PATCH")) == 1 and len(api.state.requests("POST")) == 1
+
+
+def test_comment_found_among_150_others_across_pages(world: World, api: GitHubServer) -> None:
+    someone = api.state.add_token("ghp_someone", "someone")
+    for n in range(150):
+        api.state.add_comment(REPOSITORY, world.number, f"comment {n}", someone)
+    # someone pasted our marker: it must not be taken for ours
+    api.state.add_comment(REPOSITORY, world.number, MARKER + "\nnot the bot", someone)
+    regression_pr(world)
+    world.checkout()
+    assert world.run(world.environ(world.event())).code == 1
+    ours = [c for c in world.comments() if c.user.login == "github-actions[bot]"]
+    assert len(ours) == 1
+    world.checkout()
+    rerun = world.run(world.environ(world.event()))
+    assert rerun.code == 1, rerun.log
+    assert [c for c in world.comments() if c.user.login == "github-actions[bot]"] == ours
+    pages = [r.query.get("page", ["1"])[0] for r in api.state.requests("GET", "/comments$")]
+    assert pages == ["1", "2", "1", "2"]
+    assert all(r.query["per_page"] == ["100"] for r in api.state.requests("GET", "/comments$"))
+    assert world.comments()[150].body.endswith("not the bot")
+
+
+def test_read_only_token_falls_back_to_the_job_summary(world: World, api: GitHubServer) -> None:
+    api.state.tokens[TOKEN].read_only = True  # a fork's pull_request token
+    regression_pr(world)
+    world.checkout()
+    run = world.run(world.environ(world.event()))
+    assert run.code == 1, run.log  # the verdict is unchanged
+    assert world.comments() == []
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning")]
+    assert len(warnings) == 1 and "read-only" in warnings[0] and "403" in warnings[0]
+    assert run.summary.startswith("> ⚠️ PR comment not posted: support: cannot create")
+    assert "faq\\-001" in run.summary and run.outputs["verdict"] == "fail"
+
+
+def test_server_errors_are_retried_without_duplicating(world: World, api: GitHubServer) -> None:
+    api.state.inject(Fault("GET", "/comments$", 502))
+    api.state.inject(Fault("POST", "/comments$", 502, apply=True))  # written, then 502
+    regression_pr(world)
+    world.checkout()
+    run = world.run(world.environ(world.event()))
+    assert run.code == 1, run.log
+    assert len(world.comments()) == 1
+    statuses = [(r.method, r.status) for r in api.state.requests(path="/comments")]
+    assert statuses[:2] == [("GET", 502), ("GET", 200)]
+    assert ("POST", 502) in statuses and "::warning" not in run.stdout
+
+
+def test_no_watched_change_is_skipped(world: World) -> None:
+    world.base()
+    world.pr({"README.md": "# app\n\nmore words\n"})
+    world.checkout()
+    run = world.run(world.environ(world.event()))
+    assert run.code == 0, run.log
+    assert run.outputs["verdict"] == "skipped" and run.outputs["regressions"] == "[]"
+    assert world.comments() == []  # on-change: nothing to say
+    assert not (world.workspace / "eval-gate-reports").exists()  # type: ignore[operator]
+    world.checkout()
+    always = world.run(world.environ(world.event(), comment="always"))
+    assert always.code == 0 and len(world.comments()) == 1
+    assert world.comments()[0].body.startswith(MARKER)
+
+
+def test_workspace_owned_by_another_user(world: World) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown the workspace")
+    regression_pr(world)
+    workspace = world.checkout()
+    subprocess.run(["chown", "-R", "1000:1000", str(workspace)], check=True)
+    env = world.environ(world.event())
+    plain = subprocess.run(
+        ["git", "-C", str(workspace), "status"], env=env, capture_output=True, text=True
+    )
+    assert "dubious ownership" in plain.stderr  # the situation is real
+    run = world.run(env)
+    assert run.code == 1, run.log
+    assert len(world.comments()) == 1
+    assert (
+        not (Path.home() / ".gitconfig").exists()
+        or "safe" not in (Path.home() / ".gitconfig").read_text()
+    )
+
+
+def test_bad_config_exits_2_with_one_line(world: World) -> None:
+    world.base()
+    world.pr(
+        {"gate.yml": "suites:\n  - name: support\n    cases: cases/support.jsonl\n    sytem: {}\n"}
+    )
+    world.checkout()
+    run = world.run(world.environ(world.event()))
+    assert run.code == 2
+    (line,) = run.log.strip().splitlines()
+    assert line.startswith("::error file=gate.yml,line=2,")
+    assert "gate.yml:2" in line and "`suites[0].system`" in line
+
+
+def test_missing_base_without_token_names_fetch_depth(world: World) -> None:
+    regression_pr(world)
+    world.checkout()
+    env = world.environ(world.event())
+    env["INPUT_GITHUB-TOKEN"] = ""
+    run = world.run(env)
+    assert run.code == 3
+    assert "fetch-depth: 0" in run.stdout and run.outputs["verdict"] == "error"
+    assert TOKEN not in run.log

@@ -1,0 +1,139 @@
+"""`gate action` on the other events and inputs: push, workflow_dispatch, merge_group,
+pull_request_target, unsupported events, `fail-on-regression`, `comment: never`, GHES."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from servers.git_http import GitHttpServer, git
+from servers.github_api import GitHubServer
+from servers.world import TOKEN, WORDS, World, make_world, prompt
+
+
+@pytest.fixture
+def api() -> Iterator[GitHubServer]:
+    with GitHubServer(prefix="/api/v3") as server:  # GitHub Enterprise's API root
+        server.state.add_token(TOKEN)
+        yield server
+        assert server.state.violations == []
+
+
+@pytest.fixture
+def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
+    root = tmp_path / "srv"
+    root.mkdir()
+    with GitHttpServer(root, TOKEN) as git_server:
+        yield make_world(tmp_path, api, git_server)
+
+
+def branch_push(world: World) -> str:
+    """main gets a commit that drops a rule; the workspace is that commit, one deep."""
+    world.base()
+    sha = world.author.commit("drop fees", {"prompts/support.md": prompt(WORDS[:1] + WORDS[2:])})
+    world.author.push("HEAD:main")
+    world.checkout(sha)
+    return sha
+
+
+def test_push_compares_with_the_parent_commit(world: World) -> None:
+    sha = branch_push(world)
+    event = world.event("push", after=sha, ref="refs/heads/main")
+    run = world.run(world.environ(event, event_name="push"))
+    assert run.code == 1, run.log
+    assert json.loads(run.outputs["regressions"]) == ["faq-002"]
+    assert world.comments() == []  # no pull request to comment on
+    assert "faq\\-002" in run.summary
+
+
+def test_workflow_dispatch_with_base_ref(world: World) -> None:
+    first = world.base()
+    world.author.commit("unrelated", {"README.md": "# changed\n"})
+    world.author.push("HEAD:main")
+    git(world.author.path, "checkout", "-q", "-b", "exp", first)
+    sha = world.author.commit("drop card", {"prompts/support.md": prompt(WORDS[:-1])})
+    world.author.push("exp")
+    world.checkout(sha)
+    event = world.event("workflow_dispatch", ref="refs/heads/exp")
+    run = world.run(world.environ(event, event_name="workflow_dispatch", **{"base-ref": "main"}))
+    assert run.code == 1, run.log
+    assert json.loads(run.outputs["regressions"]) == ["faq-006"]
+    bad = world.run(world.environ(event, event_name="workflow_dispatch", **{"base-ref": "nope"}))
+    assert bad.code == 2 and "base ref 'nope' not found on `origin`" in bad.log
+
+
+def test_merge_group_compares_with_the_queue_base(world: World) -> None:
+    world.base()
+    world.pr({"prompts/support.md": prompt(WORDS[1:])})
+    world.checkout()
+    group = json.loads(
+        (Path(__file__).parent / "fixtures/webhooks/merge_group.checks_requested.json").read_text()
+    )["merge_group"]
+    group.update(base_sha=world.base_sha, head_sha=world.merge_sha)
+    run = world.run(world.environ(world.event("merge_group.checks_requested", merge_group=group),
+                                  event_name="merge_group"))  # fmt: skip
+    assert run.code == 1 and run.outputs["verdict"] == "fail", run.log
+    assert world.comments() == []
+
+
+def test_pull_request_target_on_the_base_checkout_is_skipped_with_a_warning(
+    world: World,
+) -> None:
+    world.base()
+    world.pr({"prompts/support.md": prompt(WORDS[1:])})
+    git(world.author.path, "checkout", "-q", "-B", "main", world.base_sha)
+    world.author.commit("main moves on", {"README.md": "# newer\n"})
+    world.author.push("HEAD:main")
+    tip = git(world.author.path, "rev-parse", "HEAD")
+    world.checkout(tip)  # what actions/checkout does for pull_request_target: the base branch
+    event = world.event("pull_request.opened")
+    run = world.run(world.environ(event, event_name="pull_request_target"))
+    assert run.code == 0 and run.outputs["verdict"] == "skipped", run.log
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning::")]
+    assert len(warnings) == 1 and "pull_request_target checks out the base branch" in warnings[0]
+    assert world.comments() == []
+    # a workflow that does check out the PR (its merge commit) is evaluated
+    world.checkout()
+    evaluated = world.run(world.environ(event, event_name="pull_request_target"))
+    assert evaluated.code == 1 and len(world.comments()) == 1, evaluated.log
+
+
+def test_unsupported_event_is_a_clear_skip(world: World) -> None:
+    world.base()
+    world.checkout(world.base_sha)
+    run = world.run(world.environ(world.event("issue_comment.created"), event_name="issue_comment"))
+    assert run.code == 0
+    assert "::notice::Eval Gate skipped: event `issue_comment` is not evaluated" in run.stdout
+    assert run.outputs["verdict"] == "skipped" and "skipped" in run.summary
+
+
+def test_fail_on_regression_false_reports_without_blocking(world: World) -> None:
+    world.base()
+    world.pr({"prompts/support.md": prompt(WORDS[1:])})
+    world.checkout()
+    run = world.run(world.environ(world.event(), **{"fail-on-regression": "false"}))
+    assert run.code == 0 and run.outputs["verdict"] == "fail", run.log
+    assert "not blocking (fail-on-regression: false)" in run.stdout
+    assert len(world.comments()) == 1  # reported all the same, on GitHub Enterprise's root
+
+
+def test_comment_never_posts_nothing(world: World, api: GitHubServer) -> None:
+    world.base()
+    world.pr({"prompts/support.md": prompt(WORDS[1:])})
+    world.checkout()
+    run = world.run(world.environ(world.event(), comment="never"))
+    assert run.code == 1
+    assert api.state.log == [] and "faq\\-001" in run.summary
+
+
+def test_bad_input_is_one_line(world: World) -> None:
+    world.base()
+    world.checkout(world.base_sha)
+    run = world.run(world.environ(world.event(), **{"fail-on-regression": "maybe"}))
+    assert run.code == 2
+    assert run.log.strip().splitlines() == [
+        "::error title=Eval Gate%3A bad input::action input `fail-on-regression` must be true "
+        "or false, got 'maybe'"
+    ]
