@@ -170,8 +170,12 @@ def validation_error(
     prefix: Loc = (),
     vocabulary: Iterable[str] = (),
 ) -> InputError:
-    """Convert the first pydantic error into an `InputError` with file, line and key."""
-    first = err.errors()[0]
+    """Convert the most telling pydantic error into an `InputError` with file, line and key.
+
+    A misspelt key yields both "unknown key" and "required key missing": the typo is the one
+    worth reporting, with its suggestion."""
+    errors = err.errors()
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = _strip_union_tags(tuple(first["loc"]), data)
     kind = first["type"]
     message = first["msg"]

@@ -101,3 +101,10 @@ def test_bad_target_and_duplicate_suites(tmp_path: Path) -> None:
         "  - {name: a, cases: d.jsonl, system: {kind: replay, file: r.jsonl}}\n"
     )
     assert "repeated: a" in str(error_of(tmp_path, text))
+
+
+def test_a_misspelt_required_key_is_reported_as_the_typo(tmp_path: Path) -> None:
+    text = "suites:\n  - name: a\n    cases: c.jsonl\n    sytem: {kind: python, target: 'a:b'}\n"
+    err = error_of(tmp_path, text)
+    assert (err.line, err.key) == (4, "suites[0].sytem")
+    assert "unknown key (did you mean `system`?)" in str(err)
