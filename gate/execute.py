@@ -119,7 +119,9 @@ def build_meta(
 ) -> RunMeta:
     root = request.root.resolve()
     sha, dirty = git_state(root)
-    files = [request.loaded.path, *system.files()]
+    suite = config.suite(request.suite)
+    watched = watched_files(root, [*config.watch, *suite.watch])
+    files = [request.loaded.path, *system.files(), *watched]
     sandbox: dict[str, Any] | None = ctx.sandbox.protections() if ctx.sandbox else None
     return RunMeta(
         gate_version=__version__,
@@ -139,6 +141,24 @@ def build_meta(
         shard=str(request.shard) if request.shard else None,
         sandbox=sandbox,
     )
+
+
+def watched_files(root: Path, patterns: list[str], limit: int = 200) -> list[Path]:
+    """Files of the checkout matched by `watch` (prompts, model configs): hashed into the
+    report so a reader can tell which versions produced it."""
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            continue
+        pattern = pattern.rstrip("/") or "."
+        if pattern.endswith("**"):
+            pattern += "/*"  # pathlib's trailing `**` matches folders only
+        for path in sorted(root.glob(pattern)):
+            if path.is_file() and ".git" not in path.parts:
+                found[path] = None
+            if len(found) >= limit:
+                return list(found)
+    return list(found)
 
 
 def run_side(request: RunRequest) -> Summary:

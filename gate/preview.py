@@ -52,6 +52,7 @@ class BarChart:
     title: str
     labels: list[str]
     series: list[list[float]]
+    lines: list[list[float]]
 
 
 def parse_xychart(source: str) -> BarChart | None:
@@ -59,20 +60,21 @@ def parse_xychart(source: str) -> BarChart | None:
     lines = [line.strip() for line in source.strip().splitlines()]
     if not lines or not lines[0].startswith("xychart"):
         return None
-    title, labels, series = "", [], []
+    title, labels, series, lines_ = "", [], [], []
     for line in lines[1:]:
         if line.startswith("title"):
             title = line.removeprefix("title").strip().strip('"')
         elif line.startswith("x-axis") and (match := _BRACKETS.search(line)):
             labels = [x.strip().strip('"') for x in match.group(1).split(",")]
-        elif line.startswith("bar") and (match := _BRACKETS.search(line)):
-            series.append([float(x) for x in match.group(1).split(",") if x.strip()])
-    return BarChart(title, labels, series) if labels and series else None
+        elif line.startswith(("bar", "line")) and (match := _BRACKETS.search(line)):
+            values = [float(x) for x in match.group(1).split(",") if x.strip()]
+            (series if line.startswith("bar") else lines_).append(values)
+    return BarChart(title, labels, series, lines_) if labels and (series or lines_) else None
 
 
 def chart_svg(chart: BarChart, width: int = 640, height: int = 240) -> str:
-    """Grouped bars, 0-100 scale, one colour per series (base grey, head blue)."""
-    colours = ["#8c959f", "#0969da", "#1a7f37", "#bf8700"]
+    """Grouped bars and lines on a 0-100 scale, as Mermaid's xychart draws them."""
+    colours = ["#0969da", "#8c959f", "#1a7f37", "#bf8700"]
     left, bottom, top = 40, 40, 30
     plot_w, plot_h = width - left - 10, height - bottom - top
     group = plot_w / max(len(chart.labels), 1)
@@ -102,6 +104,18 @@ def chart_svg(chart: BarChart, width: int = 640, height: int = 240) -> str:
             f'<text x="{x0 + group * 0.4:.1f}" y="{height - bottom + 16}" text-anchor="middle">'
             f"{html.escape(label)}</text>"
         )
+    for s, values in enumerate(chart.lines):
+        points = " ".join(
+            f"{left + (i + 0.5) * group:.1f},{top + plot_h * (1 - min(max(v, 0), 100) / 100):.1f}"
+            for i, v in enumerate(values[: len(chart.labels)])
+        )
+        colour = "#cf222e" if s == 0 else colours[(s + 2) % len(colours)]
+        parts.append(
+            f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
+        for point in points.split():
+            x, y = point.split(",")
+            parts.append(f'<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -134,7 +148,8 @@ def html_page(markdown: str, *, title: str, author: str = "eval-gate[bot]") -> s
     )
 
 
-_TAG = re.compile(r"</?(details|summary|sub|sup|br|p|div)\b[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"</?(details|summary|sub|sup|br|p|div|b|code|em|strong|i)\b[^>]*>", re.I)
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 # Output is hostile: after unescaping, no control character may reach the terminal.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -145,6 +160,6 @@ def terminal_text(markdown: str) -> str:
     text = _COMMENT.sub("", markdown)
     text = _MERMAID.sub("(chart of per-task pass rates: see the HTML preview)\n", text)
     text = re.sub(r"<summary>(.*?)</summary>", r"\n▸ \1\n", text, flags=re.DOTALL)
-    text = _TAG.sub("", text)
+    text = _MD_ESCAPE.sub(r"\1", _TAG.sub("", text))
     text = _CONTROL.sub("", html.unescape(text))
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

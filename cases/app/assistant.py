@@ -154,7 +154,7 @@ def _support_answer(question: str, prompt: str, config: dict[str, Any], case_id:
     q = question.lower()
     large = "large" in str(config.get("model", ""))
     topics = {**LARGE_ONLY, **TOPICS} if large else TOPICS
-    if any(w in q for w in ("open", "hours", "reach support", "contact")):
+    if any(w in q for w in ("opening hours", "are you open", "reach support", "contact")):
         with _lock:
             call = next(_calls[case_id])
         temperature = float(config.get("temperature", 0) or 0)
