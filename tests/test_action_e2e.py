@@ -194,8 +194,8 @@ def test_bad_config_exits_2_with_one_line(world: World) -> None:
     run = world.run(world.environ(world.event()))
     assert run.code == 2
     (line,) = run.log.strip().splitlines()
-    assert line.startswith("::error file=gate.yml,line=2,")
-    assert "gate.yml:2" in line and "`suites[0].system`" in line
+    assert line.startswith("::error file=gate.yml,line=4,")
+    assert "gate.yml:4" in line and "`suites[0].sytem`" in line and "did you mean `system`" in line
 
 
 def test_missing_base_without_token_names_fetch_depth(world: World) -> None:

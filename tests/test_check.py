@@ -209,7 +209,9 @@ def test_sigterm_stops_the_runs_and_removes_the_base_worktree(clone: Path) -> No
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while len(_processes_mentioning(f"--root {clone}")) < 1 and time.monotonic() < deadline:
+    while time.monotonic() < deadline and not (
+        _processes_mentioning(f"--root {clone}") and _processes_mentioning("gate-base-")
+    ):
         time.sleep(0.1)
     assert _processes_mentioning("gate-base-"), "the base side never started"
     proc.terminate()
