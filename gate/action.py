@@ -3,6 +3,8 @@ and the exit code out (`gate action`, the container's entrypoint).
 
 Reads only the standard Actions environment (see `gate.settings`). Exit 0 pass or skipped,
 1 fail (0 with `fail-on-regression: false`), 3 error, 2 bad configuration (one line).
+`mode: shard` and `mode: finish` split the flow over matrix jobs (`gate.sharded`); a shard job
+exits 0 when its shard ran (verdict `partial`) or was skipped, 3 when a side could not run.
 Everything written to stdout goes through the runner's command parser, so text we do not
 control (the runs' output) is streamed with workflow commands paused.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -34,6 +36,13 @@ from gate.render import comment_marker
 from gate.render.markdown import text
 from gate.report import atomic_write
 from gate.settings import ActionSettings, read_settings
+from gate.sharded import (
+    ShardOutcome,
+    run_finish_flow,
+    run_shard_flow,
+    shard_summary,
+    shard_verdict,
+)
 
 REPORTS_DIR = "eval-gate-reports"
 
@@ -138,10 +147,30 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             stream=out,
         )
         with workflow.commands_paused(out):
-            outcomes = run_flow(request)
+            publish = _run_mode(settings, activity, request, token, out)
     finally:
         repo.close()
-    return _publish(settings, activity, outcomes, token, out)
+    return publish()
+
+
+def _run_mode(
+    settings: ActionSettings,
+    activity: Activity,
+    request: FlowRequest,
+    token: str | None,
+    out: TextIO,
+) -> Callable[[], int]:
+    """Run the flow of the `mode` input; what publishes its result."""
+    inputs = settings.inputs
+    if inputs.mode == "shard":
+        assert inputs.shard is not None  # required by gate.settings
+        ran = run_shard_flow(request, inputs.shard)
+        return lambda: _publish_shard(settings, ran, out)
+    if inputs.mode == "finish":
+        outcomes = run_finish_flow(request, settings.env.workspace / inputs.shard_reports)
+    else:
+        outcomes = run_flow(request)
+    return lambda: _publish(settings, activity, outcomes, token, out)
 
 
 def _has_pr_code(repo: GitRepo, head: str, activity: Activity) -> bool:
@@ -284,6 +313,21 @@ def _write_comment_files(
     if ran and activity.pr_number is not None:
         pull = {"number": activity.pr_number, "head_sha": activity.head_sha}
         atomic_write(folder / "pull-request.json", json.dumps(pull) + "\n")
+
+
+def _publish_shard(settings: ActionSettings, ran: Sequence[ShardOutcome], out: TextIO) -> int:
+    """A shard job posts nothing: a short job summary, outputs, and exit 3 on an error."""
+    env = settings.env
+    verdict = shard_verdict(ran)
+    if env.step_summary:
+        workflow.append_summary(env.step_summary, shard_summary(ran, REPORTS_DIR))
+    if env.output:
+        workflow.write_outputs(env.output, _outputs(verdict, [], {}))
+    for outcome in ran:
+        where = f"reports in {REPORTS_DIR}/{suite_folder(outcome.suite)}"
+        reasons = "; ".join(outcome.reasons[:3]) or where
+        _say(out, f"[gate] {outcome.suite}: shard {outcome.shard}: {outcome.verdict}: {reasons}")
+    return EXIT_CODES["error"] if verdict == "error" else 0
 
 
 def _publish(

@@ -7,7 +7,8 @@ checkouts, which one process cannot hold. The two sides of a suite run at the sa
 share the response cache; their progress is streamed with the side as prefix.
 
 `gate check` and `gate demo` call `run_check`; `gate action` calls `run_flow` with what the
-GitHub event names (see `gate.commands.action`).
+GitHub event names (see `gate.commands.action`). The flow's steps (`plan_suites`, `run_planned`,
+`judge`, `outcomes`) are shared with the sharded modes of the action (`gate.sharded`).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
 import yaml
+from pydantic import BaseModel, ConfigDict
 
 from gate.compare import EXIT_CODES, Comparison, Policy, compare, skipped_comparison
 from gate.config import (
@@ -42,6 +44,7 @@ from gate.errors import InputError
 from gate.gitops import FileChange, GitRepo, watched
 from gate.render import RenderContext, render_comment, render_summary
 from gate.report import Report, RunMeta, read_report
+from gate.shard import Shard
 
 SIDES = ("base", "head")
 TAIL_LINES = 20
@@ -162,11 +165,36 @@ def exit_code(outcomes: Sequence[SuiteOutcome]) -> int:
 # --- running the sides -----------------------------------------------------------------------
 
 
+class SideStatus(BaseModel):
+    """How one side's `gate run` ended (in the sharded mode: one side of one shard)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    side: Literal["base", "head"]
+    returncode: int | None = None  # None: it never came to an end
+    error: str | None = None  # the run's last error line, when it failed
+    shard: str | None = None  # `I/N` in the sharded mode
+
+    @property
+    def who(self) -> str:
+        return f"the {self.side} side" + (f" of shard {self.shard}" if self.shard else "")
+
+    @property
+    def input_error(self) -> bool:
+        return self.returncode == InputError.exit_code
+
+    @property
+    def fatal(self) -> bool:
+        """A failure that makes the other side's run pointless. A base that cannot run its
+        input (the PR brings the system in) is not: the head is still judged on its own."""
+        return self.returncode not in (0, None) and not (self.side == "base" and self.input_error)
+
+
 @dataclass
 class Side:
     name: str
     root: Path
-    report: Path
+    report: Path  # OUT/LABEL.jsonl
     returncode: int | None = None
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
 
@@ -176,6 +204,17 @@ class Side:
             if line.startswith("gate: error: "):
                 return line.removeprefix("gate: error: ")
         return self.tail[-1] if self.tail else "no output"
+
+    def status(self, shard: Shard | None = None) -> SideStatus:
+        failed = self.returncode not in (0, None)
+        return SideStatus.model_validate(
+            {
+                "side": self.name,
+                "returncode": self.returncode,
+                "error": self.error_line if failed else None,
+                "shard": str(shard) if shard else None,
+            }
+        )
 
 
 def side_env(environ: Mapping[str, str], cache_dir: str) -> dict[str, str]:
@@ -205,25 +244,25 @@ def _stream(process: subprocess.Popen[str], side: Side, out: TextIO, lock: threa
             out.flush()
 
 
-def _fatal(side: Side) -> bool:
-    """A failure that makes the other side's run pointless. A base that cannot run its
-    input (the PR brings the system in) is not: the head is still judged on its own."""
-    return side.returncode not in (0, None) and not (
-        side.name == "base" and side.returncode == InputError.exit_code
-    )
-
-
 def run_sides(
-    sides: Sequence[Side], config: Path, suite: str, env: Mapping[str, str], out: TextIO
+    sides: Sequence[Side],
+    config: Path,
+    suite: str,
+    env: Mapping[str, str],
+    out: TextIO,
+    *,
+    shard: Shard | None = None,
 ) -> None:
-    """`gate run` for each side at once; a fatal failure of one stops the others."""
+    """`gate run` for each side at once (only `shard` of the suite when given); a fatal failure
+    of one stops the others."""
     lock = threading.Lock()
     procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
     try:
         for side in sides:
             argv = [
                 sys.executable, "-P", "-m", "gate", "run", "-c", str(config), "--suite", suite,
-                "--root", str(side.root), "--out", str(side.report.parent), "--label", side.name,
+                "--root", str(side.root), "--out", str(side.report.parent),
+                "--label", side.report.stem, *(["--shard", str(shard)] if shard else []),
             ]  # fmt: skip
             proc = subprocess.Popen(
                 argv,
@@ -249,7 +288,7 @@ def run_sides(
                     continue
                 thread.join()
                 pending.remove(item)
-                if _fatal(side):
+                if side.status().fatal:
                     for _, other, _ in pending:
                         _kill(other)
     finally:
@@ -269,39 +308,92 @@ def _kill(proc: subprocess.Popen[str]) -> None:
     proc.wait()
 
 
-def _failed_side(sides: Sequence[Side], suite: str) -> Comparison | None:
+# --- judging what the sides left ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """What the sides of a suite left: how each run ended (one per side, or per side and
+    shard) and where each side's whole report is."""
+
+    statuses: tuple[SideStatus, ...]
+    reports: dict[str, Path]
+
+
+def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison | None:
     """The error verdict when a side failed for good; None when a comparison can be made."""
-    head = next(s for s in sides if s.name == "head")
-    if head.returncode == InputError.exit_code:
-        raise InputError(head.error_line)  # the head's configuration is the user's to fix
-    failed = [s for s in sides if _fatal(s)]
+    head_input = next((s for s in statuses if s.side == "head" and s.input_error), None)
+    if head_input is not None:  # the head's configuration is the user's to fix
+        raise InputError(head_input.error or "the head's configuration cannot run")
+    failed = [s for s in statuses if s.fatal]
     if not failed:
         return None
     first = [s for s in failed if s.returncode and s.returncode > 0] or failed
-    reasons = [
-        f"the {s.name} side could not run (exit {s.returncode}): {s.error_line}" for s in first
-    ]
+    reasons = [f"{s.who} could not run (exit {s.returncode}): {s.error}" for s in first]
     return Comparison(verdict="error", reasons=reasons, suite=suite)
 
 
-def _base_report(side: Side, suite: str) -> tuple[Report, list[str]]:
+def unrunnable_base(statuses: Sequence[SideStatus]) -> SideStatus | None:
+    """The base run that could not take the head's configuration, if any."""
+    return next((s for s in statuses if s.side == "base" and s.returncode != 0), None)
+
+
+def _base_report(run: SuiteRun, suite: str) -> tuple[Report, list[str]]:
     """The base's report; an empty one (every case counts as added) when the base checkout
     lacks what the head's config needs."""
-    if side.returncode == 0:
-        return read_report(side.report), []
+    base = unrunnable_base(run.statuses)
+    if base is None:
+        return read_report(run.reports["base"]), []
     note = (
-        f"the base could not run the head's configuration ({side.error_line}); "
+        f"the base could not run the head's configuration ({base.error}); "
         "its cases count as added, so only the head's own failures can fail this PR"
     )
-    return Report(meta=RunMeta(label="base", suite=suite), results=[], path=side.report), [note]
+    empty = Report(meta=RunMeta(label="base", suite=suite), results=[], path=run.reports["base"])
+    return empty, [note]
+
+
+def judge(run: SuiteRun, suite: str, policy: Policy) -> Comparison:
+    failed = failed_comparison(run.statuses, suite)
+    if failed is not None:
+        return failed
+    base, notes = _base_report(run, suite)
+    comparison = compare(base, read_report(run.reports["head"]), policy)
+    return comparison.model_copy(update={"notes": notes + comparison.notes})
 
 
 # --- the flow --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SuitePlan:
+    """Whether a suite runs: the changes that touch it, or why it is skipped."""
+
+    name: str
+    changes: tuple[FileChange, ...]
+    skip_reason: str | None
+
+    @property
+    def runs(self) -> bool:
+        return self.skip_reason is None
+
+
+Judged = tuple[Comparison, dict[str, Path]]
+T = TypeVar("T")
+
+
 def suite_folder(name: str) -> str:
     """The suite's folder under the reports folder (suite names may hold any character)."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
+
+
+def shard_name(shard: Shard) -> str:
+    return f"shard-{shard.index}-of-{shard.total}"
+
+
+def report_label(side: str, shard: Shard | None) -> str:
+    """`base`, or `base.shard-2-of-4` for a shard: distinct per shard, so the folders of all
+    shard jobs can be joined into one (download-artifact's `merge-multiple`)."""
+    return f"{side}.{shard_name(shard)}" if shard else side
 
 
 def _render(request: FlowRequest, comparison: Comparison, suite: str) -> tuple[str, str]:
@@ -337,52 +429,87 @@ def _changes(request: FlowRequest) -> list[FileChange]:
     return changes
 
 
-def run_flow(request: FlowRequest) -> list[SuiteOutcome]:
-    """Decide per suite whether it runs, run base and head where needed, compare, render."""
-    repo, loaded = request.repo, request.config
+def plan_suites(request: FlowRequest) -> list[SuitePlan]:
+    """Change detection: which suites run (every mode decides this the same way)."""
     changes = _changes(request)
-    policy = Policy.from_config(
-        loaded.config, threshold=request.threshold, block_severities=request.block_severities
+    plans = []
+    for suite in request.config.config.suites:
+        patterns = suite_triggers(request.config, suite, request.repo.root)
+        relevant = relevant_changes(changes, patterns)
+        skip = None if relevant else _skip_reason(changes, patterns)
+        plans.append(SuitePlan(suite.name, tuple(relevant), skip))
+    return plans
+
+
+def flow_policy(request: FlowRequest) -> Policy:
+    return Policy.from_config(
+        request.config.config,
+        threshold=request.threshold,
+        block_severities=request.block_severities,
     )
-    plan = []
-    for suite in loaded.config.suites:
-        patterns = suite_triggers(loaded, suite, repo.root)
-        plan.append((suite.name, relevant_changes(changes, patterns), patterns))
-    results: dict[str, tuple[Comparison, dict[str, Path]]] = {
-        name: (skipped_comparison(_skip_reason(changes, patterns), suite=name), {})
-        for name, relevant, patterns in plan
-        if not relevant
-    }
-    if len(results) < len(plan):
-        with repo.worktree(request.base_sha) as base_root:
-            env = side_env(repo.subprocess_env(), default_cache_dir(request.environ))
-            for name, relevant, _ in plan:
-                if relevant:
-                    results[name] = _run_suite(request, name, base_root, env, policy)
-    outcomes = []
-    for name, relevant, _ in plan:
-        comparison, reports = results[name]
-        markdown, summary = _render(request, comparison, name)
-        changed = tuple(str(c) for c in relevant)
-        outcomes.append(SuiteOutcome(name, comparison, markdown, summary, changed, reports))
-    return outcomes
+
+
+def run_planned(
+    request: FlowRequest,
+    plans: Sequence[SuitePlan],
+    then: Callable[[SuitePlan, SuiteRun], T],
+    *,
+    shard: Shard | None = None,
+) -> dict[str, T]:
+    """Run both sides (or `shard` of them) of every suite that needs it, in one base worktree;
+    `then` takes each suite's runs as they end, so a bad head config stops at the first suite."""
+    runnable = [p for p in plans if p.runs]
+    if not runnable:
+        return {}
+    with request.repo.worktree(request.base_sha) as base_root:
+        env = side_env(request.repo.subprocess_env(), default_cache_dir(request.environ))
+        return {
+            plan.name: then(plan, _run_suite(request, plan.name, base_root, env, shard))
+            for plan in runnable
+        }
 
 
 def _run_suite(
-    request: FlowRequest, suite: str, base_root: Path, env: Mapping[str, str], policy: Policy
-) -> tuple[Comparison, dict[str, Path]]:
+    request: FlowRequest,
+    suite: str,
+    base_root: Path,
+    env: Mapping[str, str],
+    shard: Shard | None,
+) -> SuiteRun:
     folder = request.out_dir.resolve() / suite_folder(suite)
     roots = {"base": base_root, "head": request.repo.root}
-    sides = [Side(name, roots[name], folder / f"{name}.jsonl") for name in SIDES]
-    print(f"[gate] suite {suite}: running base and head", file=request.stream, flush=True)
-    run_sides(sides, request.config.path, suite, env, request.stream)
-    reports = {s.name: s.report for s in sides}
-    failed = _failed_side(sides, suite)
-    if failed is not None:
-        return failed, reports
-    base, notes = _base_report(next(s for s in sides if s.name == "base"), suite)
-    comparison = compare(base, read_report(reports["head"]), policy)
-    return comparison.model_copy(update={"notes": notes + comparison.notes}), reports
+    sides = [Side(n, roots[n], folder / f"{report_label(n, shard)}.jsonl") for n in SIDES]
+    what = f"shard {shard} of base and head" if shard else "base and head"
+    print(f"[gate] suite {suite}: running {what}", file=request.stream, flush=True)
+    run_sides(sides, request.config.path, suite, env, request.stream, shard=shard)
+    return SuiteRun(tuple(s.status(shard) for s in sides), {s.name: s.report for s in sides})
+
+
+def outcomes(
+    request: FlowRequest, plans: Sequence[SuitePlan], judged: Mapping[str, Judged]
+) -> list[SuiteOutcome]:
+    """Every suite's verdict rendered as its comment and job summary; skipped ones too."""
+    result = []
+    for plan in plans:
+        if plan.runs:
+            comparison, reports = judged[plan.name]
+        else:
+            comparison, reports = skipped_comparison(plan.skip_reason or "", suite=plan.name), {}
+        markdown, summary = _render(request, comparison, plan.name)
+        changed = tuple(str(c) for c in plan.changes)
+        result.append(SuiteOutcome(plan.name, comparison, markdown, summary, changed, reports))
+    return result
+
+
+def run_flow(request: FlowRequest) -> list[SuiteOutcome]:
+    """Decide per suite whether it runs, run base and head where needed, compare, render."""
+    plans = plan_suites(request)
+    policy = flow_policy(request)
+
+    def judged(plan: SuitePlan, run: SuiteRun) -> Judged:
+        return judge(run, plan.name, policy), run.reports
+
+    return outcomes(request, plans, run_planned(request, plans, judged))
 
 
 # --- gate check ------------------------------------------------------------------------------

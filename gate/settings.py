@@ -16,15 +16,18 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from gate.config import Severity
 from gate.errors import InputError
+from gate.shard import Shard
 
 CommentMode = Literal["always", "on-change", "never"]
+Mode = Literal["full", "shard", "finish"]
+MODES = ("full", "shard", "finish")
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}  # what @actions/core's getBooleanInput accepts
 SEVERITIES = ("blocker", "major", "minor")
 
 
 class ActionInputs(BaseModel):
-    """The inputs of action.yml (SPEC "Action contract")."""
+    """The inputs of action.yml (SPEC "Action contract", plus the sharded mode's)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -35,6 +38,11 @@ class ActionInputs(BaseModel):
     base_ref: str | None = None
     comment: CommentMode = "on-change"
     fail_on_regression: bool = True
+    mode: Mode = "full"
+    shard: Shard | None = Field(None, description="mode shard: which shard this job runs")
+    shard_reports: str = Field(
+        "eval-gate-shards", description="mode finish: the folder holding the shard jobs' reports"
+    )
 
 
 class ActionEnv(BaseModel):
@@ -115,11 +123,34 @@ def _severities(value: str | None) -> list[Severity] | None:
     return items  # type: ignore[return-value]
 
 
+def _mode(value: str | None) -> Mode:
+    mode = value or "full"
+    if mode not in MODES:
+        raise _bad("mode", f"must be full, shard or finish, got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def _shard(value: str | None, mode: Mode) -> Shard | None:
+    if mode != "shard":
+        if value is not None:
+            raise _bad("shard", f"applies only to `mode: shard` (the mode is {mode})")
+        return None
+    if value is None:
+        raise _bad("shard", "is required with `mode: shard`, e.g. `${{ matrix.shard }}/4`")
+    try:
+        return Shard.parse(value)
+    except InputError:
+        raise _bad(
+            "shard", f"must look like I/N with I from 1 to N (e.g. 2/4), got {value!r}"
+        ) from None
+
+
 def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
     comment = _input(environ, "comment") or "on-change"
     if comment not in ("always", "on-change", "never"):
         raise _bad("comment", f"must be always, on-change or never, got {comment!r}")
     token = _input(environ, "github-token")
+    mode = _mode(_input(environ, "mode"))
     return ActionInputs(
         config=_input(environ, "config") or "gate.yml",
         github_token=SecretStr(token) if token else None,
@@ -128,6 +159,9 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         base_ref=_input(environ, "base-ref"),
         comment=comment,  # type: ignore[arg-type]
         fail_on_regression=_bool("fail-on-regression", _input(environ, "fail-on-regression"), True),
+        mode=mode,
+        shard=_shard(_input(environ, "shard"), mode),
+        shard_reports=_input(environ, "shard-reports") or "eval-gate-shards",
     )
 
 

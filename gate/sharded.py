@@ -1,0 +1,258 @@
+"""The PR flow spread over GitHub Actions matrix jobs (the action's `mode` input).
+
+- `mode: shard` (`run_shard_flow`): change detection as usual; for each suite that runs, shard
+  I/N of both sides (`gate run --shard I/N`) into the reports folder, with a record of the
+  commits compared and of how each side's run ended. Nothing is compared or posted.
+- `mode: finish` (`run_finish_flow`): change detection again (same commits, same answer); for
+  each suite that runs, the records found under the downloaded folder must cover every shard
+  exactly once and name the commits this job compares; each side's shards are merged into the
+  suite's report (`gate.merge`) and the flow goes on as the unsharded one (`gate.pr`). Anything
+  missing is an `error` verdict naming it, never a smaller suite.
+
+A shard job writes `OUT/<suite>/base.shard-I-of-N.jsonl`, `head.shard-I-of-N.jsonl` (each with
+its summary) and `shard-I-of-N.json` (the record). Names differ per shard, so the artifacts of
+all shard jobs can be downloaded into one folder (`merge-multiple: true`) or one folder each:
+the finish job looks for records at any depth and finds each record's reports beside it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from gate import __version__
+from gate.compare import Comparison, Policy
+from gate.errors import GateError, InputError
+from gate.merge import check_shards, merge_reports
+from gate.pr import (
+    SIDES,
+    FlowRequest,
+    Judged,
+    SideStatus,
+    SuiteOutcome,
+    SuitePlan,
+    SuiteRun,
+    failed_comparison,
+    flow_policy,
+    judge,
+    outcomes,
+    plan_suites,
+    report_label,
+    run_planned,
+    shard_name,
+    suite_folder,
+    unrunnable_base,
+)
+from gate.render.markdown import text
+from gate.report import RunMeta, atomic_write
+from gate.shard import Shard
+
+RECORD_GLOB = "shard-*-of-*.json"
+ShardVerdict = Literal["partial", "error", "skipped"]
+SHARD_VERDICT_ORDER: tuple[ShardVerdict, ...] = ("error", "partial", "skipped")
+
+
+class ShardRecord(BaseModel):
+    """`shard-I-of-N.json`: what one shard job compared and how each side's run ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["eval-gate-shard"] = "eval-gate-shard"
+    gate_version: str = __version__
+    suite: str
+    shard: str
+    base_sha: str
+    head_sha: str
+    sides: tuple[SideStatus, ...]
+
+    @field_validator("shard")
+    @classmethod
+    def _is_a_shard(cls, value: str) -> str:
+        try:
+            return str(Shard.parse(value))
+        except InputError as exc:
+            raise ValueError(exc.message) from None
+
+    def report(self, folder: Path, side: str) -> Path:
+        return folder / f"{report_label(side, Shard.parse(self.shard))}.jsonl"
+
+
+@dataclass(frozen=True)
+class ShardOutcome:
+    """What a shard job did for one suite."""
+
+    suite: str
+    shard: Shard
+    verdict: ShardVerdict
+    reasons: list[str] = field(default_factory=list)
+
+
+# --- mode: shard -----------------------------------------------------------------------------
+
+
+def run_shard_flow(request: FlowRequest, shard: Shard) -> list[ShardOutcome]:
+    """Shard `shard` of both sides of every suite that runs; partial reports and records only."""
+    plans = plan_suites(request)
+
+    def record(plan: SuitePlan, run: SuiteRun) -> ShardOutcome:
+        folder = request.out_dir.resolve() / suite_folder(plan.name)
+        entry = ShardRecord(
+            suite=plan.name,
+            shard=str(shard),
+            base_sha=request.base_sha,
+            head_sha=request.head_sha or "",
+            sides=run.statuses,
+        )
+        atomic_write(folder / f"{shard_name(shard)}.json", entry.model_dump_json(indent=2) + "\n")
+        failed = failed_comparison(run.statuses, plan.name)  # a bad head config: exit 2
+        if failed is not None:
+            return ShardOutcome(plan.name, shard, "error", failed.reasons)
+        return ShardOutcome(plan.name, shard, "partial")
+
+    ran = run_planned(request, plans, record, shard=shard)
+    return [
+        ran[p.name] if p.runs else ShardOutcome(p.name, shard, "skipped", [p.skip_reason or ""])
+        for p in plans
+    ]
+
+
+def shard_verdict(ran: Sequence[ShardOutcome]) -> ShardVerdict:
+    verdicts = {o.verdict for o in ran}
+    return next((v for v in SHARD_VERDICT_ORDER if v in verdicts), "skipped")
+
+
+def shard_summary(ran: Sequence[ShardOutcome], reports: str) -> str:
+    """The shard job's summary: one line per suite (the verdict comes from the finish job)."""
+    lines = []
+    for o in ran:
+        head = f"**Eval Gate ({text(o.suite, 200)})**, shard {o.shard}"
+        if o.verdict == "partial":
+            lines.append(
+                f"⏳ {head}: base and head ran; their reports are in `{reports}` for the "
+                "`mode: finish` job, which compares and comments"
+            )
+        elif o.verdict == "error":
+            lines.append(f"⚠️ {head}: error: {text('; '.join(o.reasons), 2000)}")
+        else:
+            lines.append(f"⏭️ {head}: skipped: {text('; '.join(o.reasons), 600)}")
+    return "\n\n".join(lines) + "\n"
+
+
+# --- mode: finish ----------------------------------------------------------------------------
+
+
+Found = list[tuple[Path, ShardRecord]]
+
+
+def read_record(path: Path) -> ShardRecord:
+    try:
+        return ShardRecord.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise GateError(f"{path}: cannot read the shard record: {exc.strerror}") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise GateError(f"{path}: not a shard record: {where}: {first['msg']}") from None
+
+
+def find_records(folder: Path) -> dict[str, Found]:
+    """Every shard record under `folder` at any depth, by suite."""
+    found: dict[str, Found] = defaultdict(list)
+    if folder.is_dir():
+        for path in sorted(folder.rglob(RECORD_GLOB)):
+            record = read_record(path)
+            found[record.suite].append((path, record))
+    return found
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -> str | None:
+    """Why the shards of a suite cannot make its whole report: none, some missing or
+    duplicated, or of other commits. None when every shard is there once."""
+    if not found:
+        return (
+            f"no shard reports of suite `{suite}` under `{folder}`: every shard job must run "
+            "with `mode: shard` and upload its reports, and the final job must download them "
+            "into that folder"
+        )
+    root = request.repo.root
+    stale = [
+        f"{r.shard} ({_shown(p, root)})"
+        for p, r in found
+        if (r.base_sha, r.head_sha) != (request.base_sha, request.head_sha)
+    ]
+    if stale:
+        return (
+            f"shard reports of other commits than base {request.base_sha[:12]} and head "
+            f"{(request.head_sha or '')[:12]}: {', '.join(stale)}"
+        )
+    try:
+        check_shards(
+            [(Path(_shown(p, root)), RunMeta(suite=suite, shard=r.shard)) for p, r in found]
+        )
+    except InputError as exc:
+        return (
+            f"{exc.message}; the verdict needs every shard exactly once (a shard is missing when "
+            "its job failed, was skipped or cancelled, or its reports were not downloaded)"
+        )
+    return None
+
+
+def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> str | None:
+    """Each side's shards into `out/<side>.jsonl`; why not, if they do not merge."""
+    sides = [s for s in SIDES if not (s == "base" and unrunnable_base(statuses))]
+    for side in sides:
+        try:
+            merge_reports([r.report(p.parent, side) for p, r in found], out, side)
+        except InputError as exc:
+            return f"the {side} shards do not merge: {exc}"
+    return None
+
+
+def _finish_suite(
+    request: FlowRequest, suite: str, found: Found, folder: str, policy: Policy
+) -> Judged:
+    problem = shard_problem(suite, found, request, folder)
+    if problem is not None:
+        return Comparison(verdict="error", reasons=[problem], suite=suite), {}
+    statuses = tuple(s for _, r in found for s in r.sides)
+    failed = failed_comparison(statuses, suite)
+    if failed is not None:
+        return failed, {}
+    out = request.out_dir.resolve() / suite_folder(suite)
+    print(
+        f"[gate] suite {suite}: merging {len(found)} shards of base and head",
+        file=request.stream,
+        flush=True,
+    )
+    problem = _merge_sides(found, statuses, out)
+    if problem is not None:
+        return Comparison(verdict="error", reasons=[problem], suite=suite), {}
+    run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
+    return judge(run, suite, policy), run.reports
+
+
+def run_finish_flow(request: FlowRequest, folder: Path) -> list[SuiteOutcome]:
+    """Merge the shard jobs' reports found under `folder`, then judge and render as the
+    unsharded flow does."""
+    plans = plan_suites(request)
+    policy = flow_policy(request)
+    found = find_records(folder) if any(p.runs for p in plans) else {}
+    shown = _shown(folder, request.repo.root)
+    judged = {
+        p.name: _finish_suite(request, p.name, found.get(p.name, []), shown, policy)
+        for p in plans
+        if p.runs
+    }
+    return outcomes(request, plans, judged)
