@@ -19,8 +19,10 @@ def add_parser(sub: Any) -> None:
             "Run the PR flow for the GitHub event this job was triggered by: fetch the base, "
             "run the suites on base and head, post one comment per suite, write the job "
             "summary, outputs and annotations. Configured only through GITHUB_* variables and "
-            "the action inputs (INPUT_*); use `gate check` on your machine. Exit 0 pass or "
-            "skipped, 1 fail, 3 error, 2 bad configuration."
+            "the action inputs (INPUT_*); use `gate check` on your machine. INPUT_MODE=shard "
+            "(with INPUT_SHARD=I/N) runs one shard of both sides for a matrix job; "
+            "INPUT_MODE=finish merges the shards, compares and comments. Exit 0 pass, skipped "
+            "or partial, 1 fail, 3 error, 2 bad configuration."
         ),
     )
     p.set_defaults(handler=handle)
