@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.config import Severity
 from gate.errors import InputError
-from gate.expect import EXPECT_KEYS, Expect
+from gate.expect import EXPECT_KEYS, Expect, check_test_code
 from gate.sourcemap import Locator, load_yaml, validation_error
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
@@ -38,6 +38,11 @@ class CaseRecord(BaseModel):
     prompt: str | None = Field(None, description="Format B: the prompt given to the system")
     test_code: str | None = Field(None, description="Format B: defines test_* functions")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("test_code")
+    @classmethod
+    def _runnable_tests(cls, value: str | None) -> str | None:
+        return check_test_code(value)
 
     @model_validator(mode="after")
     def _one_format(self) -> CaseRecord:

@@ -128,7 +128,15 @@ class SandboxConfig(Strict):
         default_factory=list, description="Folders of the checkout importable by generated code"
     )
     prelude: str = Field("", description="Code run before the candidate, e.g. imports")
-    workers: int | None = Field(None, ge=1, description="Parallel executions (default: cores)")
+    workers: int | None = Field(
+        None, ge=1, le=64, description="Parallel executions (default: cores)"
+    )
+    uid_base: int = Field(
+        2_000_000_000,
+        ge=1000,
+        le=4_000_000_000,
+        description="Running as root: jobs run as distinct unprivileged uids above this one",
+    )
 
 
 class Price(Strict):

@@ -8,6 +8,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
+def check_test_code(value: str | None) -> str | None:
+    """Test code must parse and define plain `test_*` functions (see gate.sandbox.testcode)."""
+    if value is not None:
+        from gate.sandbox.testcode import declared_tests
+
+        declared_tests(value)
+    return value
+
+
 def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
@@ -79,6 +88,11 @@ class Expect(BaseModel):
             except jsonschema.SchemaError as exc:
                 raise ValueError(f"invalid JSON Schema: {exc.message}") from None
         return value
+
+    @field_validator("test_code")
+    @classmethod
+    def _runnable_tests(cls, value: str | None) -> str | None:
+        return check_test_code(value)
 
     @field_validator("rubric")
     @classmethod

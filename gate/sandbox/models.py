@@ -1,0 +1,67 @@
+"""The messages between the gate and the zygote, validated where they enter the gate."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Job(BaseModel):
+    """One execution: the candidate's code and what to run against it (never `eq`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    code: str
+    must_compile: bool = False
+    calls: list[str] = Field(default_factory=list)
+    test_code: str | None = None
+    tests: list[str] = Field(default_factory=list, description="test_* names, parsed here")
+
+
+class Mode(BaseModel):
+    """What the zygote found this machine allows (see `gate.sandbox.isolate.Mode`)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    root: bool
+    user_ns: bool = False
+    network: str = "not isolated"
+    pid_ns: bool = False
+    pid_via: str = ""
+    mount_ns: bool = False
+    uid_drop: bool = False
+    first_uid: int = 0
+    view_problem: str = ""
+
+
+class Hello(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: Literal["hello"]
+    pid: int
+    mode: Mode
+    prelude_error: str | None = None
+
+
+class Outcome(BaseModel):
+    """What the zygote saw: the process's fate, its capped output and the authentic frames."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: int
+    status: Literal["ok", "setup_failed", "sandbox_failed"]
+    error: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    duration_ms: float = 0.0
+    cpu_s: float = 0.0
+    max_rss_kb: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    records: list[list[Any]] = Field(default_factory=list)
+    evidence_error: str | None = None

@@ -1,0 +1,79 @@
+"""The report's account of which protections were active, and why any were not. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gate.sandbox.models import Mode
+from gate.sandbox.settings import Settings
+
+ENVIRONMENT = ["PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG"]
+
+
+def describe(mode: Mode, settings: Settings) -> dict[str, Any]:
+    degraded: list[str] = []
+    if not mode.network.startswith("isolated"):
+        degraded.append(f"network {mode.network}")
+    if not mode.pid_ns:
+        degraded.append(
+            "no PID namespace: leftover processes are killed by uid"
+            if mode.uid_drop
+            else "no PID namespace: only the job's process group is killed afterwards; a "
+            "process that left it (setsid) can outlive the job"
+        )
+    if not mode.mount_ns:
+        why = f" ({mode.view_problem})" if mode.view_problem else ""
+        degraded.append(
+            f"no private filesystem view{why}: the host's files are visible with the uid's rights"
+        )
+    if not mode.uid_drop:
+        degraded.append(
+            "uid not dropped (not root): RLIMIT_NPROC is not enforced"
+            if not mode.root
+            else "uid not dropped: RLIMIT_NPROC is not enforced"
+        )
+    if mode.uid_drop:
+        user = (
+            f"uid/gid {mode.first_uid}+slot (unprivileged, one per worker slot and run), "
+            "no capabilities"
+        )
+    elif mode.user_ns:
+        user = "the invoking user, mapped to root inside a user namespace (no host privileges)"
+    else:
+        user = "the invoking user (not root, no user namespaces)"
+    if mode.mount_ns:
+        filesystem = (
+            "minimal read-only root (/usr, /etc, the Python installation, a copy of "
+            f"sandbox.pythonpath); writable only the job's own {settings.max_file_mb} MB tmpfs "
+            "at /sandbox, gone after the run; "
+            + ("/proc shows only the job's processes" if mode.root else "no /proc")
+        )
+    else:
+        filesystem = "the host's; working directory is an empty folder removed after the run"
+    rlimits: dict[str, Any] = {
+        "address_space_mb": f"{settings.memory_mb} on top of the interpreter",
+        "cpu_s": settings.cpu_s,
+        "file_size_mb": settings.max_file_mb,
+        "open_files": settings.max_open_files,
+        "processes": settings.max_processes if mode.uid_drop else "not enforced",
+    }
+    return {
+        "process": "one forked process per execution (from a warm zygote), in its own session",
+        "network": mode.network,
+        "pid_namespace": mode.pid_ns,
+        "mount_namespace": mode.mount_ns,
+        "filesystem": filesystem,
+        "user": user,
+        "no_new_privileges": True,
+        "rlimits": rlimits,
+        "timeout_s": settings.timeout_s,
+        "output_cap_kb": settings.max_output_kb,
+        "environment": f"scrubbed: only {', '.join(ENVIRONMENT)}",
+        "in_process": (
+            "audit hook blocks frame, gc and ctypes introspection, tracing and code swapping; "
+            "harness runs from private copies; tamper checks on builtins, modules and the SDK"
+        ),
+        "evidence": "nonce-authenticated frames written by the harness; eq compared outside",
+        "workers": settings.workers,
+        "degraded": degraded,
+    }

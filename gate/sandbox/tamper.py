@@ -1,0 +1,137 @@
+"""Detect candidate code that monkeypatched what the tests rely on.
+
+Before any candidate runs, the sandbox records which objects these names point to: the
+builtins and everything in the modules and classes of `sandbox.pythonpath` (the team's SDK),
+recorded once by the zygote; the functions and classes of every module the test code
+imports, recorded by the job's child (it imports them first). After all calls and tests the
+child checks that nothing was replaced or deleted: results obtained against a patched SDK,
+patched builtins or a patched module fail. Comparison methods of classes are checked where
+they are used, by `gate.sandbox.strict`, against `comparison_methods`.
+
+`record*` run before the candidate (trusted); `changed` runs after it, from a private copy
+of this module (see `gate.sandbox.private`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import sys
+from itertools import repeat
+from types import BuiltinFunctionType, FunctionType, MappingProxyType, MethodType, ModuleType
+from typing import Any
+
+# (label, live mapping, watched keys, their objects, keys at snapshot time, all additions count)
+Entry = tuple[str, Any, tuple[Any, ...], tuple[Any, ...], frozenset[str] | None, bool]
+
+_is_not = operator.is_not
+_repeat = repeat
+_dict_of = type.__dict__["__dict__"].__get__
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
+_SHARED = (FunctionType, BuiltinFunctionType, MethodType, ModuleType, type)
+WATCHED_METHODS = frozenset(
+    {
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__bool__",
+        "__len__",
+        "__contains__",
+        "__iter__",
+        "__getitem__",
+        "__instancecheck__",
+        "__subclasscheck__",
+    }
+)
+_MISSING = object()
+
+
+def all_classes() -> list[type]:
+    """Every class alive in the interpreter (walks `__subclasses__` from `object`)."""
+    seen: dict[int, type] = {}
+    pending: list[type] = [object]
+    while pending:
+        cls = pending.pop()
+        if id(cls) in seen:
+            continue
+        seen[id(cls)] = cls
+        pending.extend(type.__subclasses__(cls))
+    return list(seen.values())
+
+
+def _entry(
+    label: str, mapping: Any, keys: list[str], *, cls: bool = False, sdk: bool = False
+) -> Entry:
+    original = frozenset(mapping) if cls else None
+    return (label, mapping, tuple(keys), tuple(mapping[k] for k in keys), original, sdk)
+
+
+def _is_sdk(module: ModuleType, sdk_roots: tuple[str, ...]) -> bool:
+    path = getattr(module, "__file__", None) or ""
+    return bool(sdk_roots) and path.startswith(sdk_roots)
+
+
+def record(sdk_roots: list[str]) -> tuple[Entry, ...]:
+    """In the zygote: the builtins, and everything in the SDK's modules and classes."""
+    roots = tuple(r.rstrip("/") + "/" for r in sdk_roots)
+    entries: list[Entry] = [_entry("builtins", vars(builtins), list(vars(builtins)))]
+    sdk: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        if isinstance(module, ModuleType) and _is_sdk(module, roots):
+            sdk.add(name)
+            entries.append(_entry(name, vars(module), list(vars(module))))
+            entries.append(_entry("sys.modules", sys.modules, [name]))
+    for cls in all_classes():
+        if cls.__module__ in sdk and not cls.__flags__ & _IMMUTABLE_TYPE:
+            namespace = _dict_of(cls)
+            label = f"{cls.__module__}.{cls.__qualname__}"
+            entries.append(_entry(label, namespace, list(namespace), cls=True, sdk=True))
+    return tuple(entries)
+
+
+def record_modules(names: list[str]) -> tuple[Entry, ...]:
+    """In the child, before the candidate: the functions and classes of modules tests import."""
+    entries: list[Entry] = []
+    for name in names:
+        module = sys.modules.get(name)
+        if not isinstance(module, ModuleType):
+            continue
+        namespace = vars(module)
+        keys = [k for k, v in namespace.items() if isinstance(v, _SHARED)]
+        entries.append(_entry(name, namespace, keys))
+        entries.append(_entry("sys.modules", sys.modules, [name]))
+    return tuple(entries)
+
+
+def comparison_methods(classes: list[type]) -> dict[int, Any]:
+    """Per class (by id): the comparison and truth methods it defined before the candidate ran.
+
+    The strict helpers check these when they trust a class, so replacing, say,
+    `Fraction.__eq__` makes comparisons of fractions refused rather than rigged.
+    """
+    table: dict[int, Any] = {}
+    for cls in classes:
+        namespace = _dict_of(cls)
+        table[id(cls)] = MappingProxyType(
+            {k: namespace[k] for k in namespace if k in WATCHED_METHODS}
+        )
+    return table
+
+
+def changed(entries: tuple[Entry, ...]) -> str | None:
+    """The first replaced, deleted or rigged entry, as `what`, or None if all are intact."""
+    for label, mapping, keys, values, original, sdk in entries:
+        current = map(mapping.get, keys, _repeat(_MISSING))
+        if any(map(_is_not, current, values)):
+            for key, value in zip(keys, values, strict=True):
+                if mapping.get(key, _MISSING) is not value:
+                    return f"sys.modules[{key!r}]" if label == "sys.modules" else f"{label}.{key}"
+        if original is not None and len(mapping) != len(original):
+            for key in tuple(mapping):
+                if key not in original and (sdk or key in WATCHED_METHODS):
+                    return f"{label}.{key}"
+    return None

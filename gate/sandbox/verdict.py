@@ -1,0 +1,201 @@
+"""From what the zygote saw to named check results. Pure: no I/O.
+
+A check passes only on an authentic frame that says so, in the one order the harness writes
+them. A missing frame is a failure that says why it is missing (timeout, signal, early exit,
+forged data). Hidden-test values are compared with `eq` here, in the gate's own process.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.checks.base import CheckResult
+from gate.expect import HiddenTest
+from gate.sandbox import plain
+from gate.sandbox.models import Job, Outcome
+
+SHOWN = 160
+
+
+@dataclass
+class Evidence:
+    """The frames of one execution, accepted in protocol order only."""
+
+    compile: tuple[bool, str] | None = None
+    imported: tuple[bool, str] | None = None
+    calls: list[list[Any]] = field(default_factory=list)
+    test_module: tuple[bool, str] | None = None
+    tests: dict[str, tuple[bool, str]] = field(default_factory=dict)
+    clean: bool | None = None  # None: the tamper check never reported
+    tampered: str = ""
+    done: bool = False
+    threads: int = 0
+    problem: str | None = None
+
+
+def _expected_kinds(job: Job) -> list[tuple[str, Any]]:
+    steps: list[tuple[str, Any]] = [("ready", None), ("compile", None), ("import", None)]
+    steps += [("call", index) for index in range(len(job.calls))]
+    if job.test_code is not None:
+        steps.append(("tests", None))
+        steps += [("test", name) for name in job.tests]
+    steps += [("clean", None), ("done", None)]
+    return steps
+
+
+def read_evidence(job: Job, records: list[list[Any]]) -> Evidence:
+    evidence = Evidence()
+    steps = _expected_kinds(job)
+    for position, record in enumerate(records):
+        if position >= len(steps) or not _fits(record, steps[position]):
+            evidence.problem = "the evidence arrived out of order (duplicated or forged frames)"
+            break
+        kind = record[0]
+        if kind == "compile":
+            evidence.compile = (bool(record[1]), str(record[2]))
+        elif kind == "import":
+            evidence.imported = (bool(record[1]), str(record[2]))
+        elif kind == "call":
+            evidence.calls.append(record)
+        elif kind == "tests":
+            evidence.test_module = (bool(record[1]), str(record[2]))
+        elif kind == "test":
+            evidence.tests[record[1]] = (bool(record[2]), str(record[3]))
+        elif kind == "clean":
+            evidence.tampered = str(record[1])
+            evidence.clean = not evidence.tampered
+        elif kind == "done":
+            evidence.done = True
+            evidence.threads = int(record[1])
+    return evidence
+
+
+def _fits(record: list[Any], step: tuple[str, Any]) -> bool:
+    kind, key = step
+    sizes = {
+        "ready": 1,
+        "compile": 3,
+        "import": 3,
+        "call": 8,
+        "tests": 3,
+        "test": 4,
+        "clean": 2,
+        "done": 2,
+    }
+    if not record or record[0] != kind or len(record) != sizes[kind]:
+        return False
+    return key is None or record[1] == key
+
+
+def why_missing(outcome: Outcome, evidence: Evidence, timeout_s: float, cpu_s: int) -> str:
+    """Why the execution stopped before reporting everything."""
+    problem = outcome.evidence_error or evidence.problem
+    if problem:
+        return problem
+    if outcome.timed_out:
+        return f"timed out after {timeout_s:g} s"
+    if outcome.signal is not None:
+        return _signal_reason(outcome.signal, cpu_s, outcome.cpu_s)
+    if "MemoryError" in outcome.stderr:
+        return "ran out of memory"
+    if outcome.exit_code == 0:
+        return "the process exited before the harness finished (exit(), os._exit() or a kill)"
+    return f"the process exited with code {outcome.exit_code} before the harness finished"
+
+
+def _signal_reason(number: int, cpu_s: int, used_s: float) -> str:
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    # soft = hard CPU limit: the kernel kills with SIGKILL; its accounting lags a little
+    if name == "SIGXCPU" or (name == "SIGKILL" and used_s >= cpu_s * 0.8):
+        return f"CPU time limit of {cpu_s} s exceeded"
+    if name == "SIGSEGV":
+        return "crashed with SIGSEGV (for example a stack overflow from deep recursion)"
+    if name == "SIGKILL":
+        return "killed by SIGKILL (a resource limit, or something killed the process)"
+    return f"killed by {name}"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def _output_note(outcome: Outcome, limit_kb: int) -> str:
+    notes = []
+    for stream, size in (("stdout", outcome.stdout_bytes), ("stderr", outcome.stderr_bytes)):
+        if size > limit_kb * 1024:
+            notes.append(f"{stream} exceeded the {limit_kb} KB output limit ({size} bytes)")
+    tail = "".join(c if c.isprintable() else "?" for c in outcome.stderr.strip()[-200:])
+    if tail:
+        notes.append(f"stderr: {tail}")
+    return "; ".join(notes)
+
+
+def _hidden(test: HiddenTest, record: list[Any] | None, missing: str) -> CheckResult:
+    name = f"hidden:{test.call}"
+    if record is None:
+        return CheckResult(name=name, passed=False, detail=f"no evidence: {missing}")
+    _, _, ok, is_plain, value, type_name, shown, error = record
+    if not ok:
+        return CheckResult(name=name, passed=False, detail=error)
+    if not is_plain:
+        detail = f"returned a {type_name}, not plain data (comparable with JSON): {shown}"
+        return CheckResult(name=name, passed=False, detail=_short(detail))
+    got = plain.decode(value)
+    if plain.matches(got, test.eq):
+        return CheckResult(name=name, passed=True)
+    detail = f"expected {_short(repr(test.eq))}, got {_short(repr(got))}"
+    return CheckResult(name=name, passed=False, detail=detail)
+
+
+def _confirmed(result: CheckResult, evidence: Evidence, missing: str) -> CheckResult:
+    """A pass stands only if the tamper check after it found everything intact."""
+    if not result.passed or evidence.clean:
+        return result
+    if evidence.clean is False:
+        detail = f"passed, but {evidence.tampered}"
+    else:
+        detail = f"passed, but the run ended before the harness confirmed it ({missing})"
+    return CheckResult(name=result.name, passed=False, detail=detail)
+
+
+def checks(
+    job: Job,
+    hidden: list[HiddenTest],
+    outcome: Outcome,
+    *,
+    timeout_s: float,
+    cpu_s: int,
+    output_kb: int,
+) -> list[CheckResult]:
+    """The case's code checks: `compile`, `hidden:<call>` and `test:<name>`, in that order."""
+    evidence = read_evidence(job, outcome.records)
+    missing = why_missing(outcome, evidence, timeout_s, cpu_s)
+    note = _output_note(outcome, output_kb)
+    if note:
+        missing = f"{missing}; {note}"
+    results = []
+    if job.must_compile:
+        if evidence.compile is None:
+            detail = f"no evidence: {missing}"
+            results.append(CheckResult(name="compile", passed=False, detail=detail))
+        else:
+            ok, error = evidence.compile
+            results.append(CheckResult(name="compile", passed=ok, detail=error))
+    for index, test in enumerate(hidden):
+        record = evidence.calls[index] if index < len(evidence.calls) else None
+        results.append(_confirmed(_hidden(test, record, missing), evidence, missing))
+    for name in job.tests:
+        found = evidence.tests.get(name)
+        if found is None:
+            result = CheckResult(
+                name=f"test:{name}", passed=False, detail=f"no evidence: {missing}"
+            )
+        else:
+            result = CheckResult(name=f"test:{name}", passed=found[0], detail=found[1])
+        results.append(_confirmed(result, evidence, missing))
+    return results
