@@ -258,7 +258,9 @@ def test_the_filesystem_is_a_minimal_read_only_view(sandbox: Sandbox) -> None:
         {
             "os.getcwd()": "/sandbox",
             "os.listdir('.')": [],
-            f"os.path.exists({str(REPO)!r})": False,
+            # the checkout's files stay out (its folder may exist when the venv lives in it)
+            f"os.path.exists({str(REPO / 'gate.yml')!r})": False,
+            f"os.path.exists({str(REPO / 'gate')!r})": False,
             "os.path.exists('/home') or os.path.exists('/var')": False,
             "os.path.exists('/root/.bashrc')": False,
             "write('/usr/evil')": "refused",
