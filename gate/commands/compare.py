@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ def handle(args: argparse.Namespace) -> int:
     if template_dir is not None and not template_dir.is_dir():
         raise InputError("template folder not found", file=template_dir, key="templates")
     base, head = read_report(args.base), read_report(args.head)
+    # The reports live until exit: keep the cyclic GC from rescanning their ~10 objects per case
+    # at every allocation burst of the comparison (0.5 s of 2 s at 10,000 cases).
+    gc.freeze()
     comparison = compare(base, head, policy)
     ctx = RenderContext(
         suite=comparison.suite,
