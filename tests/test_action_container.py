@@ -14,9 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import GitHttpServer
-from servers.github_api import GitHubServer
-from servers.world import REPOSITORY, TOKEN, WORDS, World, make_world, parse_outputs, project_files
+from servers.world import (
+    REPOSITORY,
+    TOKEN,
+    WORDS,
+    World,
+    parse_outputs,
+    project_files,
+    serve_api,
+    serve_world,
+)
 
 IMAGE = os.environ.get("GATE_CONTAINER_IMAGE")
 pytestmark = pytest.mark.skipif(
@@ -26,12 +33,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
-    root = tmp_path / "srv"
-    root.mkdir()
-    with GitHubServer() as api, GitHttpServer(root, TOKEN) as git_server:
-        api.state.add_token(TOKEN)
-        yield make_world(tmp_path, api, git_server)
-        assert api.state.violations == []
+    with serve_api() as api, serve_world(tmp_path, api) as running:
+        yield running
 
 
 def test_container_fails_the_regression_and_comments_once(world: World) -> None:

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import GitHttpServer, git
+from servers.git_http import git
 from servers.github_api import Fault, GitHubServer
-from servers.world import REPOSITORY, TOKEN, WORDS, World, make_world, project_files
+from servers.world import REPOSITORY, TOKEN, WORDS, World, project_files, serve_api, serve_world
 
 MARKER = "<!-- eval-gate:support -->"
 REGRESSION = {
@@ -23,18 +23,14 @@ REGRESSION = {
 
 @pytest.fixture
 def api() -> Iterator[GitHubServer]:
-    with GitHubServer() as server:
-        server.state.add_token(TOKEN)  # the job token: github-actions[bot]
+    with serve_api() as server:
         yield server
-        assert server.state.violations == []
 
 
 @pytest.fixture
 def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    root = tmp_path / "srv"
-    root.mkdir()
-    with GitHttpServer(root, TOKEN) as git_server:
-        yield make_world(tmp_path, api, git_server)
+    with serve_world(tmp_path, api) as running:
+        yield running
 
 
 def regression_pr(world: World) -> None:

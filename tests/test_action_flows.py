@@ -8,25 +8,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import GitHttpServer, git
+from servers.git_http import git
 from servers.github_api import GitHubServer
-from servers.world import TOKEN, WORDS, World, make_world, prompt
+from servers.world import WORDS, World, prompt, serve_api, serve_world
 
 
 @pytest.fixture
 def api() -> Iterator[GitHubServer]:
-    with GitHubServer(prefix="/api/v3") as server:  # GitHub Enterprise's API root
-        server.state.add_token(TOKEN)
+    with serve_api("/api/v3") as server:
         yield server
-        assert server.state.violations == []
 
 
 @pytest.fixture
 def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    root = tmp_path / "srv"
-    root.mkdir()
-    with GitHttpServer(root, TOKEN) as git_server:
-        yield make_world(tmp_path, api, git_server)
+    with serve_world(tmp_path, api) as running:
+        yield running
 
 
 def branch_push(world: World) -> str:

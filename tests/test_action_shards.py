@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import GitHttpServer
 from servers.github_api import GitHubServer
-from servers.world import TOKEN, WORDS, Run, World, make_world, project_files, prompt
+from servers.world import TOKEN, WORDS, Run, World, project_files, prompt, serve_api, serve_world
 
 from gate.errors import InputError
 from gate.pr import SideStatus, failed_comparison
@@ -28,18 +27,14 @@ Artifacts = dict[str, Path]
 
 @pytest.fixture
 def api() -> Iterator[GitHubServer]:
-    with GitHubServer() as server:
-        server.state.add_token(TOKEN)
+    with serve_api() as server:
         yield server
-        assert server.state.violations == []
 
 
 @pytest.fixture
 def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    root = tmp_path / "srv"
-    root.mkdir()
-    with GitHttpServer(root, TOKEN) as git_server:
-        yield make_world(tmp_path, api, git_server)
+    with serve_world(tmp_path, api) as running:
+        yield running
 
 
 def many_cases(n: int = N_CASES) -> str:

@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +240,25 @@ def parse_outputs(text: str) -> dict[str, str]:
             value_lines.append(inner)
         outputs[name] = "\n".join(value_lines)
     return outputs
+
+
+@contextmanager
+def serve_api(prefix: str = "") -> Iterator[GitHubServer]:
+    """The GitHub API stand-in, knowing the job token; fails the test on any request or
+    response off GitHub's OpenAPI description."""
+    with GitHubServer(prefix=prefix) as server:
+        server.state.add_token(TOKEN)  # the job token: github-actions[bot]
+        yield server
+        assert server.state.violations == []
+
+
+@contextmanager
+def serve_world(tmp: Path, api: GitHubServer) -> Iterator[World]:
+    """A git server on 127.0.0.1 holding the origin, and the world around it."""
+    root = tmp / "srv"
+    root.mkdir()
+    with GitHttpServer(root, TOKEN) as git_server:
+        yield make_world(tmp, api, git_server)
 
 
 def make_world(tmp: Path, api: GitHubServer, git_server: GitHttpServer) -> World:
