@@ -23,6 +23,7 @@ from gate.activities import Activity, BaseSpec, activity_for, load_event
 from gate.compare import EXIT_CODES
 from gate.config import load_config
 from gate.errors import GateError, InputError
+from gate.files import atomic_write
 from gate.github.client import GitHubClient
 from gate.github.comments import (
     CommentError,
@@ -34,7 +35,6 @@ from gate.gitops import GitRepo
 from gate.pr import FlowRequest, SuiteOutcome, combined_verdict, run_flow, suite_folder
 from gate.render import comment_marker
 from gate.render.markdown import text
-from gate.report import atomic_write
 from gate.settings import ActionSettings, read_settings
 from gate.sharded import (
     ShardOutcome,

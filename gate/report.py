@@ -10,8 +10,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gate import REPORT_SCHEMA_VERSION
 from gate.checks.base import CheckResult
 from gate.errors import InputError
+from gate.files import atomic_write
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
@@ -219,18 +218,6 @@ class SummaryBuilder:
 
 def report_paths(out_dir: Path, label: str) -> tuple[Path, Path]:
     return out_dir / f"{label}.jsonl", out_dir / f"{label}.summary.json"
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def dump_line(model: BaseModel) -> str:

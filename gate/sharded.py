@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from gate import __version__
 from gate.compare import Comparison, Policy
 from gate.errors import GateError, InputError
+from gate.files import atomic_write
 from gate.merge import check_shards, merge_reports
 from gate.pr import (
     SIDES,
@@ -49,7 +50,7 @@ from gate.pr import (
     unrunnable_base,
 )
 from gate.render.markdown import text
-from gate.report import RunMeta, atomic_write
+from gate.report import RunMeta
 from gate.shard import Shard
 
 RECORD_GLOB = "shard-*-of-*.json"

@@ -11,6 +11,7 @@ from typing import Any
 from gate.compare import EXIT_CODES, Policy, compare
 from gate.config import load_config
 from gate.errors import InputError
+from gate.files import atomic_write
 from gate.render import (
     RenderContext,
     render_comment,
@@ -18,7 +19,7 @@ from gate.render import (
     render_junit,
     render_summary,
 )
-from gate.report import atomic_write, read_report
+from gate.report import read_report
 
 FORMATS = ("markdown", "summary", "json", "junit")
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from gate.files import atomic_write
 
 CACHE_VERSION = 1
 log = logging.getLogger(__name__)
@@ -67,15 +67,7 @@ class ResponseCache:
         entry = {"key": key, "response": response, "latency_ms": latency_ms}
         text = json.dumps(entry, ensure_ascii=False)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic_write(target, text, folder_mode=0o700)
         except OSError as exc:
             # A cache that cannot be written costs calls on the next run, not this run.
             if not self._warned:
