@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_compare_fixtures import case, repeated, report
+from compare_fixtures import case, repeated, report
 
 from gate.compare import (
     EXIT_CODES,

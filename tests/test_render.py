@@ -11,7 +11,7 @@ from pathlib import Path
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
-from test_compare_fixtures import HOSTILE_OUTPUTS, case, check, report
+from compare_fixtures import HOSTILE_OUTPUTS, case, check, report
 
 from gate.compare import Comparison, Policy, compare, skipped_comparison
 from gate.errors import InputError
