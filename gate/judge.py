@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gate.checks.base import CheckResult
 from gate.config import JudgeConfig
 from gate.errors import CheckInfraError, SystemCallError
-from gate.providers.chat import env_cache
-from gate.providers.client import ProviderClient, open_client
+from gate.providers.chat import client_for
+from gate.providers.client import ProviderClient
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
 from gate.providers.formats import (
     AnthropicMessagesFormat,
@@ -168,9 +168,7 @@ def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatF
 @contextmanager
 def open_judge(config: JudgeConfig, env: SystemEnv) -> Iterator[ModelJudge]:
     endpoint, fmt = judge_endpoint(config, env)
-    client = open_client(
-        endpoint, config, cache=env_cache(env), environ=env.environ, concurrency=env.concurrency
-    )
+    client = client_for(endpoint, config, env)
     judge = ModelJudge(client, fmt, config.model or "", config.max_tokens)
     try:
         yield judge

@@ -8,7 +8,7 @@ from typing import Any
 
 from gate.config import AnthropicSystem, OpenAISystem
 from gate.providers.cache import ResponseCache
-from gate.providers.client import open_client
+from gate.providers.client import ConnectionSettings, ProviderClient, open_client
 from gate.providers.formats import ChatFormat, Reply
 from gate.providers.pricing import cost_usd
 from gate.providers.prompts import ChatPrompt
@@ -16,8 +16,12 @@ from gate.providers.transport import Endpoint
 from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
 
 
-def env_cache(env: SystemEnv) -> ResponseCache:
-    return ResponseCache(env.cache_dir, enabled=env.use_cache)
+def client_for(endpoint: Endpoint, settings: ConnectionSettings, env: SystemEnv) -> ProviderClient:
+    """A provider client with the run's cache, environment and pool size."""
+    cache = ResponseCache(env.cache_dir, enabled=env.use_cache)
+    return open_client(
+        endpoint, settings, cache=cache, environ=env.environ, concurrency=env.concurrency
+    )
 
 
 def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> SystemOutput:
@@ -47,13 +51,7 @@ class ChatSystem:
         self.prompt = ChatPrompt(env.root, config.model_config_file, config.prompt, "system")
         self.settings = self.prompt.settings
         self.format = fmt
-        self.client = open_client(
-            endpoint,
-            config,
-            cache=env_cache(env),
-            environ=env.environ,
-            concurrency=env.concurrency,
-        )
+        self.client = client_for(endpoint, config, env)
 
     def call(self, request: SystemRequest) -> SystemOutput:
         deadline = time.monotonic() + request.timeout_s

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.config import HttpSystem
-from gate.providers.chat import env_cache, to_output
-from gate.providers.client import open_client
+from gate.providers.chat import client_for, to_output
 from gate.providers.endpoints import service_endpoint
 from gate.providers.formats import parse_service_reply
 from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
@@ -27,13 +26,7 @@ class HttpServiceSystem:
         self.config = config
         self.env = env
         endpoint = service_endpoint(config.url, config.headers, env.environ, "system")
-        self.client = open_client(
-            endpoint,
-            config,
-            cache=env_cache(env),
-            environ=env.environ,
-            concurrency=env.concurrency,
-        )
+        self.client = client_for(endpoint, config, env)
 
     def call(self, request: SystemRequest) -> SystemOutput:
         reply = self.client.post(
