@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from gate.checks.base import CheckResult
 from gate.config import GateConfig
-from gate.report import CaseResult, Report, RunMeta, Status, percentile
+from gate.report import CaseResult, Report, RunMeta, Status, calls_of, percentile
 from gate.stats import PairedCounts, Significance, paired_counts, significance
 
 Verdict = Literal["pass", "fail", "error", "skipped"]
@@ -271,7 +271,7 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
     prompt = completion = calls = 0
     cost: float | None = None
     for result in results:
-        for source in result.attempts or [result]:
+        for source in calls_of(result):
             calls += 1
             prompt += source.tokens.prompt
             completion += source.tokens.completion

@@ -159,7 +159,7 @@ class SuiteConfig(Strict):
 class GateConfig(Strict):
     watch: list[str] = Field(default_factory=list, description="Globs; a PR touching none skips")
     threshold: float = Field(3.0, ge=0, description="Points of pass rate a PR may lose")
-    block_severities: list[Severity] = Field(default_factory=lambda: ["blocker"])
+    block_severities: list[Severity] = Field(default_factory=lambda: list[Severity](["blocker"]))
     require_significance: bool = False
     alpha: float = Field(0.05, gt=0, lt=1)
     max_error_rate: float = Field(5.0, ge=0, le=100, description="Percent errors per side")

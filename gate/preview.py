@@ -60,7 +60,10 @@ def parse_xychart(source: str) -> BarChart | None:
     lines = [line.strip() for line in source.strip().splitlines()]
     if not lines or not lines[0].startswith("xychart"):
         return None
-    title, labels, series, lines_ = "", [], [], []
+    title = ""
+    labels: list[str] = []
+    series: list[list[float]] = []
+    lines_: list[list[float]] = []
     for line in lines[1:]:
         if line.startswith("title"):
             title = line.removeprefix("title").strip().strip('"')
@@ -114,8 +117,8 @@ def chart_svg(chart: BarChart, width: int = 640, height: int = 240) -> str:
             f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
         )
         for point in points.split():
-            x, y = point.split(",")
-            parts.append(f'<circle cx="{x}" cy="{y}" r="3" fill="{colour}"/>')
+            cx, cy = point.split(",")
+            parts.append(f'<circle cx="{cx}" cy="{cy}" r="3" fill="{colour}"/>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +155,11 @@ def rate(passed: int, n: int) -> float:
     return round(100.0 * passed / n, 2) if n else 0.0
 
 
+def calls_of(result: CaseResult) -> Sequence[Attempt | CaseResult]:
+    """Every call of the system for a case: its attempts with repeats, else the case itself."""
+    return result.attempts if result.attempts else [result]
+
+
 @dataclass
 class SummaryBuilder:
     """Accumulates totals case by case so no run has to keep its results in memory."""
@@ -175,9 +180,7 @@ class SummaryBuilder:
         task = self.tasks.setdefault(result.task, [0, 0])
         task[0] += 1
         task[1] += int(result.passed)
-        attempts = result.attempts or [None]
-        for attempt in attempts:
-            source: Attempt | CaseResult = attempt if attempt is not None else result
+        for source in calls_of(result):
             if source.latency_ms is not None:
                 self.latencies.append(source.latency_ms)
             self.tokens = self.tokens + source.tokens

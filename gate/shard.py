@@ -5,11 +5,17 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from gate.errors import InputError
 
-T = TypeVar("T")
+
+class HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T", bound=HasId)
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ def _correlation(table: PairedCounts) -> float:
     )
     if 0 in margins:
         return 0.0
-    cross = table.both_pass * table.both_fail - table.regressed * table.fixed
+    cross: float = table.both_pass * table.both_fail - table.regressed * table.fixed
     if cross > table.n / 2:
         cross -= table.n / 2
     elif cross >= 0:

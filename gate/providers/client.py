@@ -20,10 +20,14 @@ from gate.providers.transport import Endpoint, ProviderError, Transport
 class ConnectionSettings(Protocol):
     """The retry and timeout keys every provider config has (`ProviderSettings`)."""
 
-    timeout_s: float
-    max_retries: int
-    backoff_s: float
-    max_backoff_s: float
+    @property
+    def timeout_s(self) -> float: ...
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def backoff_s(self) -> float: ...
+    @property
+    def max_backoff_s(self) -> float: ...
 
 
 class ProviderClient:
