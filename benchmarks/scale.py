@@ -21,17 +21,22 @@ APP = (
 )
 
 
-def make_project(root: Path, n: int, variant: str) -> None:
-    (root / "app.py").write_text(APP if variant == "base" else APP.replace("% 10", "% 9"))
-    with (root / "cases.jsonl").open("w") as handle:
+def write_cases(path: Path, n: int, **expect: object) -> None:
+    """N text-checked cases in 12 tasks (shared with shards_flow.py)."""
+    with path.open("w") as handle:
         for i in range(n):
             case = {
                 "id": f"case-{i:05}",
                 "task": f"task{i % 12}",
                 "input": {"n": i},
-                "expect": {"must_include": ["CAC"], "regex": [r"answer \d+"], "max_chars": 300},
+                "expect": {"must_include": ["CAC"], "regex": [r"answer \d+"], **expect},
             }
             handle.write(json.dumps(case) + "\n")
+
+
+def make_project(root: Path, n: int, variant: str) -> None:
+    (root / "app.py").write_text(APP if variant == "base" else APP.replace("% 10", "% 9"))
+    write_cases(root / "cases.jsonl", n, max_chars=300)
     (root / "gate.yml").write_text(
         "cases: cases.jsonl\nsystem: {kind: python, target: 'app:answer'}\n"
     )

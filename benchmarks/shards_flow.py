@@ -29,6 +29,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from scale import write_cases  # the same 10,000-case suite (benchmarks/ is on sys.path)
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
     "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com",
@@ -55,15 +57,7 @@ def make_repo(root: Path, n: int, latency_ms: float) -> str:
     """A repository whose head commit changes the system; returns the head sha."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    with (root / "cases.jsonl").open("w") as handle:
-        for i in range(n):
-            case = {
-                "id": f"case-{i:05}",
-                "task": f"task{i % 12}",
-                "input": {"n": i},
-                "expect": {"must_include": ["CAC"], "regex": [r"answer \d+"]},
-            }
-            handle.write(json.dumps(case) + "\n")
+    write_cases(root / "cases.jsonl", n)
     (root / "gate.yml").write_text(
         "concurrency: 8\n"
         "suites:\n  - name: big\n    cases: cases.jsonl\n"

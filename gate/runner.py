@@ -14,7 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from gate.cases import Case
-from gate.checks import CheckContext, CheckResult, plan_checks
+from gate.checks import CheckContext, CheckPlan, CheckResult, plan_checks
 from gate.errors import CheckInfraError, GateError
 from gate.report import Attempt, CaseResult, Status, Tokens, truncate_output
 from gate.systems.base import System, SystemRequest
@@ -48,7 +48,12 @@ def _short_exception(exc: BaseException) -> str:
 
 
 def run_attempt(
-    case: Case, repeat: int, system: System, ctx: CheckContext, options: RunOptions
+    case: Case,
+    repeat: int,
+    system: System,
+    plan: CheckPlan,
+    ctx: CheckContext,
+    options: RunOptions,
 ) -> Attempt:
     request = SystemRequest(
         case_id=case.id, input=case.system_input(), repeat=repeat, timeout_s=options.timeout_s
@@ -82,7 +87,7 @@ def run_attempt(
         "cached": output.cached,
     }
     try:
-        checks = plan_checks(case.expect).run(output, case, ctx)
+        checks = plan.run(output, case, ctx)
     except CheckInfraError as exc:
         return Attempt(status="error", error=f"check error: {exc}", **base)
     except Exception as exc:  # a bug in a check must not take the run down
@@ -139,7 +144,8 @@ def _sum_cost(attempts: list[Attempt]) -> float | None:
 def evaluate_case(
     case: Case, index: int, system: System, ctx: CheckContext, options: RunOptions
 ) -> CaseResult:
-    attempts = [run_attempt(case, r, system, ctx, options) for r in range(options.repeats)]
+    plan = plan_checks(case.expect)
+    attempts = [run_attempt(case, r, system, plan, ctx, options) for r in range(options.repeats)]
     return aggregate(case, index, attempts)
 
 

@@ -182,14 +182,21 @@ def served(tmp_path: Path) -> Iterator[tuple[GitHttpServer, Author, dict[str, st
         yield server, a, shas
 
 
+def workspace(
+    tmp_path: Path, server: GitHttpServer, shas: dict[str, str], at: str, depth: int = 1
+) -> Path:
+    """A checkout made the way actions/checkout makes it: of the PR's merge commit or the branch."""
+    ref = "refs/remotes/pull/3/merge" if at == "merge" else "refs/remotes/origin/feature"
+    ws = tmp_path / "ws"
+    checkout_like_actions(ws, f"{server.url}/app.git", shas[at], ref, TOKEN, depth=depth)
+    return ws
+
+
 def test_shallow_clone_fetches_base_and_deepens_to_the_merge_base(
     tmp_path: Path, served: tuple[GitHttpServer, Author, dict[str, str]]
 ) -> None:
     server, _, shas = served
-    ws = tmp_path / "ws"
-    checkout_like_actions(
-        ws, f"{server.url}/app.git", shas["merge"], "refs/remotes/pull/3/merge", TOKEN
-    )
+    ws = workspace(tmp_path, server, shas, "merge")
     repo = GitRepo(ws, token=TOKEN, server_url=server.url)
     assert repo.is_shallow() and repo.rev_parse(shas["base"]) is None
     before = len(server.log)
@@ -210,10 +217,7 @@ def test_parent_of_a_one_commit_clone_is_fetched(
     tmp_path: Path, served: tuple[GitHttpServer, Author, dict[str, str]]
 ) -> None:
     server, _, shas = served
-    ws = tmp_path / "ws"
-    checkout_like_actions(
-        ws, f"{server.url}/app.git", shas["head"], "refs/remotes/origin/feature", TOKEN
-    )
+    ws = workspace(tmp_path, server, shas, "head")
     repo = GitRepo(ws, token=TOKEN, server_url=server.url)
     assert repo.rev_parse(f"{shas['head']}^1") is None
     parent = repo.parent_of(shas["head"], fetch=True)
@@ -224,10 +228,7 @@ def test_base_ref_by_name_is_fetched_from_the_remote(
     tmp_path: Path, served: tuple[GitHttpServer, Author, dict[str, str]]
 ) -> None:
     server, _, shas = served
-    ws = tmp_path / "ws"
-    checkout_like_actions(
-        ws, f"{server.url}/app.git", shas["head"], "refs/remotes/origin/feature", TOKEN
-    )
+    ws = workspace(tmp_path, server, shas, "head")
     repo = GitRepo(ws, token=TOKEN, server_url=server.url)
     assert repo.resolve_ref("main", fetch=True) == shas["base"]
     assert repo.resolve_ref(shas["fork"], fetch=True) == shas["fork"]
@@ -239,10 +240,7 @@ def test_without_a_token_the_error_names_fetch_depth_and_hides_secrets(
     tmp_path: Path, served: tuple[GitHttpServer, Author, dict[str, str]]
 ) -> None:
     server, _, shas = served
-    ws = tmp_path / "ws"
-    checkout_like_actions(
-        ws, f"{server.url}/app.git", shas["merge"], "refs/remotes/pull/3/merge", TOKEN
-    )
+    ws = workspace(tmp_path, server, shas, "merge")
     environ = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     repo = GitRepo(ws, token="ghs_wrongToken", server_url=server.url, environ=environ)
     with pytest.raises(GitError) as info:
@@ -258,10 +256,7 @@ def test_credentials_left_by_actions_checkout_are_used_not_doubled(
 ) -> None:
     """actions/checkout's default `persist-credentials: true` keeps its header in .git/config."""
     server, _, shas = served
-    ws = tmp_path / "ws"
-    checkout_like_actions(
-        ws, f"{server.url}/app.git", shas["merge"], "refs/remotes/pull/3/merge", TOKEN
-    )
+    ws = workspace(tmp_path, server, shas, "merge")
     git(ws, "config", "--local", f"http.{server.url}/.extraheader", auth_header(TOKEN))
     before = len(server.log)
     assert GitRepo(ws, token=None).ensure_commit(shas["base"]) == shas["base"]
@@ -275,10 +270,7 @@ def test_a_full_clone_needs_no_fetch(
     tmp_path: Path, served: tuple[GitHttpServer, Author, dict[str, str]]
 ) -> None:
     server, _, shas = served
-    ws = tmp_path / "ws"
-    checkout_like_actions(
-        ws, f"{server.url}/app.git", shas["merge"], "refs/remotes/pull/3/merge", TOKEN, depth=0
-    )
+    ws = workspace(tmp_path, server, shas, "merge", depth=0)
     git(ws, "fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*",
         env={"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.{server.url}/.extraheader",
              "GIT_CONFIG_VALUE_0": auth_header(TOKEN)})  # fmt: skip
