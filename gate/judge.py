@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gate.checks.base import CheckResult
+from gate.checks.base import CheckResult, JudgeCall, JudgeVerdict
 from gate.config import JudgeConfig
 from gate.errors import CheckInfraError, SystemCallError
 from gate.providers.chat import client_for
@@ -31,8 +31,10 @@ from gate.providers.formats import (
     ChatFormat,
     Message,
     OpenAIChatFormat,
+    Reply,
     ServiceChatFormat,
 )
+from gate.providers.pricing import cost_usd
 from gate.providers.transport import Endpoint
 from gate.systems.base import SystemEnv, SystemOutput
 
@@ -134,13 +136,21 @@ def grade(rubric: dict[str, int], text: str) -> list[CheckResult]:
 
 
 class ModelJudge:
-    def __init__(self, client: ProviderClient, fmt: ChatFormat, model: str, max_tokens: int):
+    def __init__(
+        self,
+        client: ProviderClient,
+        fmt: ChatFormat,
+        model: str,
+        max_tokens: int,
+        prices: dict[str, Any] | None = None,
+    ):
         self.client = client
         self.format = fmt
         self.model = model
         self.params: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens}
+        self.prices = prices or {}
 
-    def score(self, case: Case, output: SystemOutput) -> list[CheckResult]:
+    def score(self, case: Case, output: SystemOutput) -> JudgeVerdict:
         messages = judge_messages(case, output.text)
         try:
             reply = self.client.chat(
@@ -148,7 +158,16 @@ class ModelJudge:
             )
         except SystemCallError as exc:
             raise CheckInfraError(f"judge: {exc}") from None
-        return grade(case.expect.rubric, reply.text)
+        return JudgeVerdict(results=grade(case.expect.rubric, reply.text), call=self._call(reply))
+
+    def _call(self, reply: Reply) -> JudgeCall:
+        usage = reply.usage
+        return JudgeCall(
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            cost_usd=cost_usd(self.prices, usage, self.model or None, reply.model),
+            cached=reply.cached,
+        )
 
     def close(self) -> None:
         self.client.close()
@@ -169,7 +188,7 @@ def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatF
 def open_judge(config: JudgeConfig, env: SystemEnv) -> Iterator[ModelJudge]:
     endpoint, fmt = judge_endpoint(config, env)
     client = client_for(endpoint, config, env)
-    judge = ModelJudge(client, fmt, config.model or "", config.max_tokens)
+    judge = ModelJudge(client, fmt, config.model or "", config.max_tokens, env.prices)
     try:
         yield judge
     finally:

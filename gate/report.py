@@ -19,7 +19,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate import REPORT_SCHEMA_VERSION
-from gate.checks.base import CheckResult
+from gate.checks.base import CheckResult, JudgeCall
 from gate.errors import InputError
 from gate.files import atomic_write
 
@@ -41,6 +41,39 @@ class Tokens(BaseModel):
         )
 
 
+class JudgeUsage(BaseModel):
+    """The judge calls behind a result: what grading cost, kept apart from the system's own
+    tokens and cost (which the comparison reads as the PR's effect)."""
+
+    calls: int = 0
+    cached: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
+
+    @classmethod
+    def of(cls, call: JudgeCall) -> JudgeUsage:
+        return cls(
+            calls=1,
+            cached=int(call.cached),
+            tokens=Tokens(prompt=call.prompt_tokens, completion=call.completion_tokens),
+            cost_usd=call.cost_usd,
+        )
+
+    def __add__(self, other: JudgeUsage) -> JudgeUsage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return JudgeUsage(
+            calls=self.calls + other.calls,
+            cached=self.cached + other.cached,
+            tokens=self.tokens + other.tokens,
+            cost_usd=round(sum(costs), 8) if costs else None,
+        )
+
+
+def total_judge(usages: Iterable[JudgeUsage | None]) -> JudgeUsage | None:
+    present = [u for u in usages if u is not None]
+    return sum(present[1:], present[0]) if present else None
+
+
 class Attempt(BaseModel):
     """One call of the system for a case (there are `repeats` of them)."""
 
@@ -54,6 +87,7 @@ class Attempt(BaseModel):
     tokens: Tokens = Field(default_factory=Tokens)
     cost_usd: float | None = None
     cached: bool = False
+    judge: JudgeUsage | None = None
 
 
 class CaseResult(BaseModel):
@@ -79,6 +113,7 @@ class CaseResult(BaseModel):
     pass_fraction: float = 0.0
     flaky: bool = False
     attempts: list[Attempt] = Field(default_factory=list)
+    judge: JudgeUsage | None = None
     file: str = ""
     line: int = 0
     index: int = 0
@@ -135,6 +170,7 @@ class Summary(BaseModel):
     tokens: dict[str, int]
     cost_usd: float | None
     cache: dict[str, int]
+    judge: JudgeUsage | None = Field(None, description="Rubric judge calls, tokens and cost")
     flaky: int
     duration_s: float | None = None
     meta: RunMeta
@@ -173,6 +209,7 @@ class SummaryBuilder:
     cost: float | None = None
     hits: int = 0
     misses: int = 0
+    judge: JudgeUsage | None = None
     flaky: int = 0
 
     def add(self, result: CaseResult) -> None:
@@ -188,6 +225,7 @@ class SummaryBuilder:
                 self.cost = (self.cost or 0.0) + source.cost_usd
             self.hits += int(source.cached)
             self.misses += int(not source.cached)
+        self.judge = total_judge([self.judge, result.judge])
         self.flaky += int(result.flaky)
 
     def build(self, meta: RunMeta, duration_s: float | None = None) -> Summary:
@@ -213,6 +251,7 @@ class SummaryBuilder:
             },
             cost_usd=round(self.cost, 6) if self.cost is not None else None,
             cache={"hits": self.hits, "misses": self.misses},
+            judge=self.judge,
             flaky=self.flaky,
             duration_s=round(duration_s, 3) if duration_s is not None else None,
             meta=meta,

@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from gate.cases import Case
 from gate.checks import CheckContext, CheckPlan, CheckResult, plan_checks
 from gate.errors import CheckInfraError, GateError
-from gate.report import Attempt, CaseResult, Status, Tokens, truncate_output
+from gate.report import (
+    Attempt,
+    CaseResult,
+    JudgeUsage,
+    Status,
+    Tokens,
+    total_judge,
+    truncate_output,
+)
 from gate.systems.base import System, SystemRequest
 
 Sink = Callable[[CaseResult], None]
@@ -87,13 +95,15 @@ def run_attempt(
         "cached": output.cached,
     }
     try:
-        checks = plan.run(output, case, ctx)
+        evaluation = plan.evaluate(output, case, ctx)
     except CheckInfraError as exc:
         return Attempt(status="error", error=f"check error: {exc}", **base)
     except Exception as exc:  # a bug in a check must not take the run down
         return Attempt(status="error", error=f"check crashed: {_short_exception(exc)}", **base)
+    checks = evaluation.results
     scores = {c.name.removeprefix("rubric:"): c.score for c in checks if c.score is not None}
-    return Attempt(status=status_of(checks), checks=checks, scores=scores, **base)
+    judge = JudgeUsage.of(evaluation.judge) if evaluation.judge else None
+    return Attempt(status=status_of(checks), checks=checks, scores=scores, judge=judge, **base)
 
 
 def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
@@ -130,6 +140,7 @@ def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
         pass_fraction=round(counts["pass"] / len(scored), 4) if scored else 0.0,
         flaky=len(counts) > 1,
         attempts=attempts if len(attempts) > 1 else [],
+        judge=total_judge(a.judge for a in attempts),
         file=case.file,
         line=case.line,
         index=index,

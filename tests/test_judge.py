@@ -127,16 +127,20 @@ def judge_env(tmp_path: Path, **environ: str) -> SystemEnv:
 def test_an_openai_judge_runs_at_temperature_zero(server: ModelServer, tmp_path: Path) -> None:
     config = JudgeConfig(kind="openai", model="judge-m", base_url=server.openai_base_url)
     with open_judge(config, judge_env(tmp_path)) as judge:
-        results = judge.score(case(), SystemOutput(text="It is Paris."))
-    assert [(r.passed, r.score) for r in results] == [(True, 2), (True, 1)]
+        verdict = judge.score(case(), SystemOutput(text="It is Paris."))
+    assert [(r.passed, r.score) for r in verdict.results] == [(True, 2), (True, 1)]
     body = server.log[0].body
     assert body["temperature"] == 0 and body["model"] == "judge-m"
+    # the test server counts words as tokens
+    assert verdict.call.prompt_tokens == sum(len(m["content"].split()) for m in body["messages"])
+    assert verdict.call.completion_tokens == len(scores(2, 1).split())
+    assert verdict.call.cost_usd is None and not verdict.call.cached  # no price for judge-m
 
 
 def test_an_anthropic_judge(server: ModelServer, tmp_path: Path) -> None:
     config = JudgeConfig(kind="anthropic", model="judge-m", base_url=server.url)
     with open_judge(config, judge_env(tmp_path, ANTHROPIC_API_KEY="k-anthropic")) as judge:
-        results = judge.score(case(), SystemOutput(text="Lyon"))
+        results = judge.score(case(), SystemOutput(text="Lyon")).results
     assert [r.passed for r in results] == [False, True]
     assert server.log[0].path == "/v1/messages" and server.log[0].body["temperature"] == 0
 
@@ -162,7 +166,7 @@ def test_an_http_judge(tmp_path: Path) -> None:
             headers={"X-Judge-Token": "${JUDGE_TOKEN}"},
         )
         with open_judge(config, judge_env(tmp_path, JUDGE_TOKEN="tok-123456")) as judge:
-            results = judge.score(case(), SystemOutput(text="Paris"))
+            results = judge.score(case(), SystemOutput(text="Paris")).results
     assert [r.passed for r in results] == [True, True]
 
 
@@ -214,6 +218,7 @@ def rubric_project(project: Project, server: ModelServer, judge: dict[str, Any])
     project.config(
         {
             "judge": judge,
+            "prices": {"judge-m": {"input": 1.0, "output": 4.0}},
             "suites": [
                 {
                     "name": "r",
@@ -254,6 +259,25 @@ def test_rubric_cases_end_to_end(project: Project, server: ModelServer) -> None:
     assert not any("Paris again" in e.body["messages"][1]["content"] for e in judged)
     assert all(e.body["temperature"] == 0 for e in judged)
     assert summary["needs_review"] == 2
+    # what grading cost is counted per case and in the summary, apart from the system's
+    assert by_id["det-fail"]["judge"] is None
+    assert by_id["right"]["judge"]["calls"] == 1 and by_id["right"]["judge"]["cached"] == 0
+    assert by_id["right"]["judge"]["tokens"]["completion"] == len(scores(2, 1).split())
+    judge_prompt = sum(len(m["content"].split()) for e in judged for m in e.body["messages"])
+    totals = summary["judge"]
+    assert totals["calls"] == 4 and totals["cached"] == 0
+    assert totals["tokens"]["prompt"] == judge_prompt
+    assert totals["cost_usd"] == pytest.approx(
+        judge_prompt * 1.0 / 1e6
+        + sum(x["judge"]["tokens"]["completion"] for x in lines if x["judge"]) * 4.0 / 1e6
+    )
+    assert summary["tokens"]["prompt"] == sum(
+        len(m["content"].split())
+        for e in server.log
+        if e.body["model"] == "sys-m"
+        for m in e.body["messages"]
+    )
+    assert "judge 4 calls (0 cached)" in done.err
 
     server.reset_counts()
     again = run_gate("run", "-q", "--label", "again", cwd=project.root, env=env)
@@ -262,6 +286,9 @@ def test_rubric_cases_end_to_end(project: Project, server: ModelServer) -> None:
     assert [x["status"] for x in project.read_report(label="again")[1]] == [
         x["status"] for x in lines
     ]
+    cached = project.read_report(label="again")[2]["judge"]
+    assert cached["calls"] == 4 and cached["cached"] == 4  # a cached answer still has a cost
+    assert cached["cost_usd"] == pytest.approx(totals["cost_usd"])
 
 
 def test_a_broken_judge_makes_errors_not_passes(project: Project, server: ModelServer) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gate.checks.base import Check, CheckContext, CheckResult
+from gate.checks.base import Check, CheckContext, CheckResult, JudgeCall
 from gate.checks.code import CodeChecks
 from gate.checks.rubric import RubricCheck
 from gate.checks.text import Equals, Json, Length, MustInclude, MustNotInclude, Regex
@@ -19,21 +19,31 @@ if TYPE_CHECKING:
     from gate.cases import Case
     from gate.systems.base import SystemOutput
 
-__all__ = ["CheckContext", "CheckPlan", "CheckResult", "plan_checks"]
+__all__ = ["CheckContext", "CheckPlan", "CheckResult", "Evaluation", "JudgeCall", "plan_checks"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    results: list[CheckResult]
+    judge: JudgeCall | None = None  # set when the judge was asked
 
 
 @dataclass
 class CheckPlan:
     deterministic: list[Check] = field(default_factory=list)
-    judge: Check | None = None
+    judge: RubricCheck | None = None
 
-    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+    def evaluate(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
         results: list[CheckResult] = []
         for check in self.deterministic:
             results.extend(check.run(output, case, ctx))
-        if self.judge is not None and all(r.passed for r in results):
-            results.extend(self.judge.run(output, case, ctx))
-        return results
+        if self.judge is None or not all(r.passed for r in results):
+            return Evaluation(results)
+        verdict = self.judge.run(output, case, ctx)
+        return Evaluation(results + verdict.results, verdict.call)
+
+    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+        return self.evaluate(output, case, ctx).results
 
 
 def plan_checks(expect: Expect) -> CheckPlan:

@@ -27,6 +27,22 @@ class CheckResult(BaseModel):
     score: int | None = Field(None, description="Judge score (0-2) for rubric dimensions")
 
 
+class JudgeCall(BaseModel):
+    """What one judge call cost: recorded with the attempt it graded, totalled in the summary."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    cached: bool = False
+
+
+class JudgeVerdict(BaseModel):
+    """The judge's results for one output, and what asking it cost."""
+
+    results: list[CheckResult]
+    call: JudgeCall
+
+
 class CodeRunner(Protocol):
     """What code checks need from a sandbox (see `gate.sandbox`)."""
 
@@ -40,7 +56,7 @@ class CodeRunner(Protocol):
 class Judge(Protocol):
     """What rubric checks need from a judge model (see `gate.judge`)."""
 
-    def score(self, case: Case, output: SystemOutput) -> list[CheckResult]: ...
+    def score(self, case: Case, output: SystemOutput) -> JudgeVerdict: ...
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gate.checks.base import CheckContext, CheckResult
+from gate.checks.base import CheckContext, JudgeVerdict
 from gate.errors import CheckInfraError
 
 if TYPE_CHECKING:
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class RubricCheck:
-    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> JudgeVerdict:
         if ctx.judge is None:
             raise CheckInfraError("`expect.rubric` needs a `judge` in gate.yml")
         return ctx.judge.score(case, output)

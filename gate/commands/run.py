@@ -9,7 +9,7 @@ from typing import Any
 
 from gate.config import load_config
 from gate.execute import RunRequest, run_side
-from gate.report import Summary
+from gate.report import JudgeUsage, Summary
 from gate.shard import Shard
 
 
@@ -36,7 +36,18 @@ def describe(summary: Summary, path: Path) -> str:
         f"{summary.meta.suite}: {summary.passed}/{summary.n} passed ({summary.pass_rate:.2f}%)"
         f", {summary.failed} failed, {summary.errors} errors"
         + (f", {summary.needs_review} need review" if summary.needs_review else "")
+        + judge_part(summary.judge)
         + f" -> {path}"
+    )
+
+
+def judge_part(judge: JudgeUsage | None) -> str:
+    if judge is None:
+        return ""
+    cost = f", ${judge.cost_usd:.4f}" if judge.cost_usd is not None else ""
+    return (
+        f"; judge {judge.calls} calls ({judge.cached} cached), "
+        f"{judge.tokens.total:,} tokens{cost}"
     )
 
 
