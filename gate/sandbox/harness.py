@@ -43,7 +43,7 @@ _write = os.write
 _exit = os._exit
 _kill = os.kill
 _waitpid = os.waitpid
-_listdir = os.listdir
+_stat = os.stat
 _getpid = os.getpid
 _get_ident = _thread.get_ident
 _dumps = marshal.dumps
@@ -101,7 +101,7 @@ def run(job: dict[str, Any], nonce: bytes) -> NoReturn:
 
 
 def _run(job: dict[str, Any], emit: Any) -> None:
-    emit(("ready",))
+    emit(("ready",))  # before the compiler sees the candidate: whatever it does next is its own
     code, compile_error = _compile(job["code"], CANDIDATE, "exec")
     emit(("compile", code is not None, compile_error))
     calls = [_compile(call, CALL, "eval")[0] for call in job["calls"]]
@@ -300,7 +300,9 @@ def _finish() -> int:
 
 
 def _thread_count() -> int:
+    """procfs counts a process's threads in the link count of its task folder (plus 2 for
+    `.` and `..`): one `stat`, where listing the folder took four system calls."""
     try:
-        return len(_listdir("/proc/self/task"))
+        return _stat("/proc/self/task").st_nlink - 2
     except OSError:
         return 0

@@ -202,8 +202,9 @@ def enter(
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
-    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
-    # Set after the uid change (which clears it): the job dies with the zygote.
+    # no_new_privs is already set: the fork server sets it on itself, and it is inherited
+    # (and can never be unset). The death signal is not, and the uid change clears it: set
+    # here, after that change, so that the job dies with its fork server.
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
     # A too-large file then fails with EFBIG inside the candidate instead of killing the job.
     _set_signal(signal.SIGXFSZ, _signal.SIG_IGN)

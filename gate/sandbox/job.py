@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
-import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -154,6 +153,8 @@ def prepare_slot(settings: Settings, mode: Mode, slot: int) -> None:
     """Without a private filesystem view: an empty working folder owned by the slot's uid."""
     if mode.mount_ns:
         return
+    import shutil  # here: its compression modules would add mappings that every fork copies
+
     path = isolate.job_dir(settings, slot)
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path, mode=0o700)
@@ -201,6 +202,8 @@ def _sweep(running: RunningJob, machine: Machine) -> None:
     if machine.mode.uid_drop:
         uid, _ = isolate.identity(machine.settings, machine.mode, running.slot)
         _kill_uid(uid)
+    import shutil
+
     shutil.rmtree(isolate.job_dir(machine.settings, running.slot), ignore_errors=True)
 
 

@@ -35,26 +35,24 @@ MNT_DETACH = 2
 # pivot_root has no libc wrapper; its number differs per architecture.
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_char_p,
-    ctypes.c_ulong,
-    ctypes.c_char_p,
-]
-_libc.prctl.argtypes = [
-    ctypes.c_int,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-    ctypes.c_ulong,
-]
+# Every job's child calls into libc a few times right after its fork, where each page it
+# writes is copied first. So: no `use_errno` (its per-call bookkeeping alone wrote dozens of
+# pages) and no `argtypes` (converter objects per argument). Arguments are bytes, None or
+# small non-negative ints, which ctypes passes as `char *`, NULL and a C int that libffi
+# widens to the register (so it reads the same as the `unsigned long` the kernel expects).
+# errno is read from libc right after a call fails: it is only used for the message.
+_libc = ctypes.CDLL(None)
+_errno_location = _libc.__errno_location
+_errno_location.restype = ctypes.POINTER(ctypes.c_int)
+_unshare = _libc.unshare
+_setns = _libc.setns
+_mount = _libc.mount
+_prctl = _libc.prctl
 
 
 def _check(result: int, what: str) -> None:
     if result != 0:
-        errno = ctypes.get_errno()
+        errno = _errno_location()[0]
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
@@ -63,20 +61,20 @@ def _bytes(value: str | None) -> bytes | None:
 
 
 def unshare(flags: int) -> None:
-    _check(_libc.unshare(flags), "unshare")
+    _check(_unshare(flags), "unshare")
 
 
 def mount(
     source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
 ) -> None:
     _check(
-        _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)),
+        _mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)),
         f"mount {target}",
     )
 
 
 def setns(fd: int, nstype: int) -> None:
-    _check(_libc.setns(fd, nstype), "setns")
+    _check(_setns(fd, nstype), "setns")
 
 
 def umount(target: str, flags: int = 0) -> None:
@@ -93,4 +91,4 @@ def pivot_root(new_root: str, put_old: str) -> None:
 
 
 def prctl(option: int, value: int) -> None:
-    _check(_libc.prctl(option, value, 0, 0, 0), "prctl")
+    _check(_prctl(option, value, 0, 0, 0), "prctl")

@@ -9,7 +9,6 @@ output and the evidence, and sends the outcome to the gate.
 from __future__ import annotations
 
 import contextlib
-import json
 import marshal
 import os
 import selectors
@@ -40,6 +39,7 @@ def start_fork_server(machine: job.Machine) -> tuple[socket.socket, int]:
             os.dup2(null, 1)
             os.close(null)
             linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+            linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)  # inherited by every job (isolate.enter)
             forkserver.serve(theirs, machine)
         except BaseException:
             traceback.print_exc()  # lands in the gate's view of the zygote's stderr
@@ -177,7 +177,7 @@ class Supervisor:
             slot = self._free_slot()
             job.prepare_slot(self.machine.settings, self.machine.mode, slot)
             nonce = os.urandom(job.NONCE_BYTES)
-            payload = _memfd(marshal.dumps((json.dumps(message).encode(), tests, imports)))
+            payload = _memfd(marshal.dumps((message, tests, imports)))  # JSON data: marshal-able
             try:
                 request = marshal.dumps(("run", job_id, slot, nonce))
                 socket.send_fds(self.server, [request], [payload])

@@ -64,10 +64,28 @@ def all_classes() -> list[type]:
 
 
 def _entry(
-    label: str, mapping: Any, keys: list[str], *, cls: bool = False, sdk: bool = False
+    label: str,
+    mapping: Any,
+    keys: list[str],
+    *,
+    cls: bool = False,
+    sdk: bool = False,
+    detach: bool = False,
 ) -> Entry:
     original = frozenset(mapping) if cls else None
-    return (label, mapping, tuple(keys), tuple(mapping[k] for k in keys), original, sdk)
+    values = tuple(mapping[k] for k in keys)
+    watched = tuple(map(_detached, keys)) if detach else tuple(keys)
+    return (label, mapping, watched, values, original, sdk)
+
+
+def _detached(key: Any) -> Any:
+    """An equal copy of a name, its hash already computed: looking it up in a job's child
+    reads the zygote's original key without changing its reference count (a write would copy
+    its page in every job)."""
+    if type(key) is str and len(key) > 1:
+        key = (key + " ")[:-1]
+        hash(key)
+    return key
 
 
 def _is_sdk(module: ModuleType, sdk_roots: tuple[str, ...]) -> bool:
@@ -78,18 +96,19 @@ def _is_sdk(module: ModuleType, sdk_roots: tuple[str, ...]) -> bool:
 def record(sdk_roots: list[str]) -> tuple[Entry, ...]:
     """In the zygote: the builtins, and everything in the SDK's modules and classes."""
     roots = tuple(r.rstrip("/") + "/" for r in sdk_roots)
-    entries: list[Entry] = [_entry("builtins", vars(builtins), list(vars(builtins)))]
+    entries = [_entry("builtins", vars(builtins), list(vars(builtins)), detach=True)]
     sdk: set[str] = set()
     for name, module in list(sys.modules.items()):
         if isinstance(module, ModuleType) and _is_sdk(module, roots):
             sdk.add(name)
-            entries.append(_entry(name, vars(module), list(vars(module))))
-            entries.append(_entry("sys.modules", sys.modules, [name]))
+            entries.append(_entry(name, vars(module), list(vars(module)), detach=True))
+            entries.append(_entry("sys.modules", sys.modules, [name], detach=True))
     for cls in all_classes():
         if cls.__module__ in sdk and not cls.__flags__ & _IMMUTABLE_TYPE:
             namespace = _dict_of(cls)
             label = f"{cls.__module__}.{cls.__qualname__}"
-            entries.append(_entry(label, namespace, list(namespace), cls=True, sdk=True))
+            entry = _entry(label, namespace, list(namespace), cls=True, sdk=True, detach=True)
+            entries.append(entry)
     return tuple(entries)
 
 
