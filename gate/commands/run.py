@@ -46,8 +46,7 @@ def judge_part(judge: JudgeUsage | None) -> str:
         return ""
     cost = f", ${judge.cost_usd:.4f}" if judge.cost_usd is not None else ""
     return (
-        f"; judge {judge.calls} calls ({judge.cached} cached), "
-        f"{judge.tokens.total:,} tokens{cost}"
+        f"; judge {judge.calls} calls ({judge.cached} cached), {judge.tokens.total:,} tokens{cost}"
     )
 
 
