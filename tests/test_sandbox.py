@@ -6,10 +6,12 @@ from __future__ import annotations
 import http.server
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -26,7 +28,7 @@ from gate.errors import CheckInfraError, InputError
 from gate.expect import Expect
 from gate.sandbox import Sandbox, open_sandbox, plain, protections, wire
 from gate.sandbox.models import Hello, Job, Outcome
-from gate.sandbox.service import BOOTSTRAP
+from gate.sandbox.service import BOOTSTRAP, DIR_PREFIX, MAX_RESTARTS, OWNER_FILE, sweep_stale
 from gate.sandbox.settings import Settings
 
 MARKER = f"1000.{uuid.uuid4().int % 10**9}"  # `sleep` argument that tags this run's processes
@@ -375,6 +377,92 @@ def test_closing_stops_the_zygote_and_removes_its_files(tmp_path: Path) -> None:
         pid, folder = opened.hello.pid, opened.dir
         assert Path(f"/proc/{pid}").exists() and folder.is_dir()
     assert not Path(f"/proc/{pid}").exists() and not folder.exists()
+
+
+def processes_of_uids(uids: range) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        status = _status(int(entry)) if entry.isdigit() else ""
+        uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid")), "")
+        if uid.isdigit() and int(uid) in uids:
+            found.append(int(entry))
+    return found
+
+
+def wait_for_death(pid: int) -> None:
+    for _ in range(200):
+        if not Path(f"/proc/{pid}").exists() or "State:\tZ" in _status(pid):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} is still alive")
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return ""
+
+
+def test_a_dead_zygote_fails_its_running_jobs_and_the_next_job_starts_a_new_one(
+    tmp_path: Path,
+) -> None:
+    slow = Expect(test_code="def test_slow():\n    import time\n    time.sleep(30)\n")
+    with open_sandbox(SandboxConfig(timeout_s=20, workers=2), tmp_path) as opened:
+        first = opened.hello.pid
+        with ThreadPoolExecutor(1) as pool:
+            running = pool.submit(
+                opened.run_code_checks, "x = 1", Case(id="s", task="t", expect=slow)
+            )
+            time.sleep(0.5)  # the job is running in the zygote's child
+            os.kill(first, signal.SIGKILL)
+            with pytest.raises(CheckInfraError, match="the sandbox process ended"):
+                running.result(timeout=10)
+        wait_for_death(first)
+        if opened.hello.mode.uid_drop:  # its jobs died with it (they run as the block's uids)
+            block = range(opened.hello.mode.first_uid, opened.hello.mode.first_uid + 2)
+            for _ in range(200):
+                if not processes_of_uids(block):
+                    break
+                time.sleep(0.01)
+            assert processes_of_uids(block) == []
+        all_pass(hidden(opened, "def f():\n    return 7\n", {"f()": 7}))
+        assert opened.hello.pid != first and opened.restarts == 1
+        assert opened.protections()["restarts"] == 1  # the report says so
+        for _ in range(MAX_RESTARTS - 1):
+            dying = opened.hello.pid
+            os.kill(dying, signal.SIGKILL)
+            wait_for_death(dying)
+            all_pass(hidden(opened, "x = 2", {"x": 2}))
+        os.kill(opened.hello.pid, signal.SIGKILL)
+        wait_for_death(opened.hello.pid)
+        with pytest.raises(CheckInfraError, match=f"not restarted: {MAX_RESTARTS} restarts"):
+            hidden(opened, "x = 3", {"x": 3})
+
+
+def test_folders_of_killed_runs_are_removed_by_the_next_run(tmp_path: Path) -> None:
+    script = (
+        "import os, sys, pathlib\n"
+        "from gate.config import SandboxConfig\n"
+        "from gate.sandbox import open_sandbox\n"
+        "with open_sandbox(SandboxConfig(), pathlib.Path(sys.argv[1])) as s:\n"
+        "    print(s.dir, flush=True)\n"
+        "    os.kill(os.getpid(), 9)\n"
+    )
+    killed = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=REPO
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    left = Path(killed.stdout.strip())
+    assert left.is_dir() and (left / OWNER_FILE).is_file()  # SIGKILL: no clean-up ran
+    unowned = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=left.parent))  # another run starting
+    with open_sandbox(SandboxConfig(), tmp_path) as opened:
+        assert opened.dir.is_dir() and (opened.dir / OWNER_FILE).is_file()
+        assert not left.exists()
+        assert unowned.is_dir()  # no owner yet and new: perhaps a run that is just starting
+        assert sweep_stale(left.parent) == []  # a live run's folder stays
+        assert opened.dir.is_dir()
+    unowned.rmdir()
 
 
 def test_a_failing_prelude_is_an_infrastructure_error(tmp_path: Path) -> None:
