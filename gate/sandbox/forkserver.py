@@ -132,7 +132,7 @@ def _through_intermediate(
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while chunk := os.pread(fd, MESSAGE, sum(map(len, chunks))):
         chunks.append(chunk)
     return b"".join(chunks)

@@ -33,7 +33,7 @@ _addaudithook = sys.addaudithook
 _get_ident = _thread.get_ident
 _getframe = sys._getframe
 # The one caller allowed to unmarshal code: the import system loading a trusted .pyc file.
-_COMPILE_BYTECODE = _bootstrap_external._compile_bytecode.__code__
+_COMPILE_BYTECODE = _bootstrap_external._compile_bytecode.__code__  # type: ignore[attr-defined]
 
 DENIED_EVENTS = frozenset(
     {
@@ -88,7 +88,7 @@ def refuse_gc_debug(flags: int) -> None:
 def lock_down() -> None:
     """Run in the zygote once every builtin module is imported (so none needs creating)."""
     signal.signal = refuse_signal_handler  # type: ignore[assignment]
-    sys.modules["_signal"].signal = refuse_signal_handler
+    sys.modules["_signal"].signal = refuse_signal_handler  # type: ignore[attr-defined]
     _imp.create_builtin = refuse_builtin_module
     gc.set_debug = refuse_gc_debug  # type: ignore[assignment]
 

@@ -70,7 +70,7 @@ def prepare(
     """In the zygote, before any candidate: what every job's child starts from."""
     _CONTEXT["template"] = template
     _CONTEXT["snapshot"] = snapshot
-    _CONTEXT["builtins"] = dict(__builtins__)
+    _CONTEXT["builtins"] = dict(__builtins__)  # type: ignore[arg-type]  # a dict outside __main__
     _CONTEXT["helpers"] = helpers()
     _CONTEXT["memory_mb"] = info["memory_mb"]
     _CONTEXT["labels"] = tuple(info["path_labels"].items())

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BIG_INT_BITS = 4000  # str(int) is limited to 4300 digits; bigger ones travel as hex
 
@@ -34,7 +37,7 @@ def encode(value: Any) -> Any:
     raise TypeError(f"not plain data: {kind.__name__}")
 
 
-_TAGS = {
+_TAGS: dict[str, Callable[[Any], Any]] = {
     "int": lambda v: int(v, 16),
     "float": float,
     "tuple": lambda v: tuple(decode(i) for i in v),

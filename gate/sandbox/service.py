@@ -8,6 +8,7 @@ environment holding no secrets, and then sends it jobs from any number of runner
 from __future__ import annotations
 
 import compileall
+import io
 import itertools
 import json
 import math
@@ -21,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -218,8 +219,8 @@ class _Zygote:
             raise CheckInfraError(f"the sandbox answered nonsense at start: {exc}") from None
 
     def _drain_stderr(self) -> None:
-        stream: IO[bytes] | None = self.process.stderr
-        assert stream is not None
+        stream = self.process.stderr
+        assert isinstance(stream, io.BufferedReader)
         while chunk := stream.read1(4096):
             self.stderr += chunk
             del self.stderr[:-STDERR_KEPT]

@@ -15,7 +15,10 @@ from __future__ import annotations
 import operator
 from collections import deque
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 PRIVATE_STATE = ("_STATE",)
 _STATE: dict[str, Any] = {}  # "trusted": see set_trusted; "last": the last failed comparison
@@ -38,7 +41,7 @@ _contains = operator.contains
 _str_exact = str.__str__
 
 _SIMPLE = frozenset(map(id, (type(None), bool, int, float, complex, str, bytes)))
-_ITERATORS = MappingProxyType(
+_ITERATORS: Mapping[int, Callable[[Any], Any]] = MappingProxyType(
     {
         id(list): _list_iter,
         id(tuple): _tuple_iter,

@@ -118,9 +118,9 @@ class Supervisor:
                 self.selector.register(fd, selectors.EVENT_READ)
         elif message[0] == "exited":
             _, pid, status, cpu_s, max_rss_kb = message
-            running = self.running.get(pid)
-            if running is not None:  # else: given up on after the kill, already reported
-                running.exited(job.Exit(status, cpu_s, max_rss_kb), time.monotonic())
+            finished = self.running.get(pid)
+            if finished is not None:  # else: given up on after the kill, already reported
+                finished.exited(job.Exit(status, cpu_s, max_rss_kb), time.monotonic())
         elif message[0] == "failed":
             _, job_id, error = message
             self.waiting.pop(job_id, None)
@@ -171,7 +171,7 @@ class Supervisor:
         return next(slot for slot in range(len(used) + 1) if slot not in used)
 
     def start(self, message: dict[str, Any]) -> None:
-        job_id = message.get("id")
+        job_id: Any = message.get("id")  # the gate's own number for the job
         try:
             tests, imports = self._prepared(message.get("test_code"))
             slot = self._free_slot()

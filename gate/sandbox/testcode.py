@@ -140,7 +140,7 @@ class _Strict(ast.NodeTransformer):
         if len(ops) == 1:
             call = _helper("__gate_cmp", ast.Constant(ops[0]), node.left, node.comparators[0])
         else:
-            pairs = [
+            pairs: list[ast.expr] = [
                 ast.Tuple(elts=[ast.Constant(op), _thunk(right)], ctx=ast.Load())
                 for op, right in zip(ops, node.comparators, strict=True)
             ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 HEADER = 4
 MAX_MESSAGE = 64 * 1024 * 1024
@@ -21,7 +21,7 @@ def write_fd(fd: int, message: dict[str, Any]) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
     data = bytearray()
     while len(data) < size:
         chunk = stream.read(size - len(data))
@@ -31,7 +31,7 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return bytes(data)
 
 
-def read_stream(stream: BinaryIO) -> dict[str, Any] | None:
+def read_stream(stream: IO[bytes]) -> dict[str, Any] | None:
     """The next message, or None at end of stream."""
     header = _read_exactly(stream, HEADER)
     if header is None:
