@@ -175,7 +175,9 @@ def run_side(request: RunRequest) -> Summary:
     with open_services(request, cases, env) as (system, ctx):
         meta = build_meta(request, config, system, ctx, len(selected), len(cases))
         writer = ReportWriter(request.out_dir, request.label)
-        progress = Progress(len(selected), label=request.label, enabled=request.show_progress)
+        progress = Progress(
+            len(selected), label=request.label, enabled=request.show_progress, traffic=env.traffic
+        )
         started = time.perf_counter()
         writer.open(meta)
 
@@ -185,4 +187,5 @@ def run_side(request: RunRequest) -> Summary:
 
         run_cases(selected, system, ctx, options, sink)
         progress.finish()
-        return writer.close(meta, time.perf_counter() - started)
+        http = {role: traffic.as_dict() for role, traffic in env.traffic.items()}
+        return writer.close(meta, time.perf_counter() - started, http)

@@ -187,7 +187,7 @@ def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatF
 @contextmanager
 def open_judge(config: JudgeConfig, env: SystemEnv) -> Iterator[ModelJudge]:
     endpoint, fmt = judge_endpoint(config, env)
-    client = client_for(endpoint, config, env)
+    client = client_for(endpoint, config, env, role="judge")
     judge = ModelJudge(client, fmt, config.model or "", config.max_tokens, env.prices)
     try:
         yield judge

@@ -6,6 +6,7 @@ report is never silently smaller than the suite.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -89,6 +90,24 @@ def merge_reports(paths: list[Path], out_dir: Path, label: str) -> Summary:
     )
     lines.sort(key=lambda item: item[0])
     write_report(writer.jsonl, meta, (line for _, line in lines))
-    summary = writer.builder.build(meta)
+    summary = writer.builder.build(meta, http=shard_traffic(paths))
     write_summary(writer.summary_path, summary)
     return summary
+
+
+def shard_traffic(paths: list[Path]) -> dict[str, dict[str, int]]:
+    """The HTTP counts of the shards' summaries beside their reports, added up (a summary
+    that is missing or unreadable adds nothing: these counts are informational)."""
+    total: dict[str, dict[str, int]] = {}
+    for path in paths:
+        summary = path.with_name(path.name.removesuffix(".jsonl") + ".summary.json")
+        try:
+            http = json.loads(summary.read_text(encoding="utf-8")).get("http") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        for role, counts in http.items() if isinstance(http, dict) else ():
+            into = total.setdefault(role, {})
+            for name, value in counts.items() if isinstance(counts, dict) else ():
+                if isinstance(value, int):
+                    into[name] = into.get(name, 0) + value
+    return total

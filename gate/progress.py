@@ -6,8 +6,10 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import TextIO
 
+from gate.providers.traffic import Traffic
 from gate.report import CaseResult
 
 
@@ -20,8 +22,10 @@ class Progress:
         stream: TextIO | None = None,
         interval_s: float | None = None,
         enabled: bool = True,
+        traffic: Mapping[str, Traffic] | None = None,
     ) -> None:
         self.total = total
+        self.traffic = traffic if traffic is not None else {}
         self.label = label
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
@@ -53,6 +57,7 @@ class Progress:
             for k in ("pass", "fail", "error", "needs_review")
             if self.counts[k]
         ]
+        parts += retry_parts(self.traffic)
         parts.append(f"{elapsed:.1f}s")
         if self.done < self.total and rate > 0:
             parts.append(f"eta {eta:.0f}s")
@@ -71,3 +76,13 @@ class Progress:
         if self.enabled:
             with self._lock:
                 self._emit(final=True)
+
+
+def retry_parts(traffic: Mapping[str, Traffic]) -> list[str]:
+    """`system retries 12 (429 x 9)` for each provider client that had to retry."""
+    parts = []
+    for role, counts in traffic.items():
+        if counts.retries:
+            limited = f" (429 x {counts.rate_limited})" if counts.rate_limited else ""
+            parts.append(f"{role} retries {counts.retries}{limited}")
+    return parts

@@ -171,6 +171,10 @@ class Summary(BaseModel):
     cost_usd: float | None
     cache: dict[str, int]
     judge: JudgeUsage | None = Field(None, description="Rubric judge calls, tokens and cost")
+    http: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Per provider client (system, judge): requests, retries, 429s, failures",
+    )
     flaky: int
     duration_s: float | None = None
     meta: RunMeta
@@ -228,7 +232,12 @@ class SummaryBuilder:
         self.judge = total_judge([self.judge, result.judge])
         self.flaky += int(result.flaky)
 
-    def build(self, meta: RunMeta, duration_s: float | None = None) -> Summary:
+    def build(
+        self,
+        meta: RunMeta,
+        duration_s: float | None = None,
+        http: dict[str, dict[str, int]] | None = None,
+    ) -> Summary:
         n = sum(self.counts.values())
         passed = self.counts["pass"]
         return Summary(
@@ -252,6 +261,7 @@ class SummaryBuilder:
             cost_usd=round(self.cost, 6) if self.cost is not None else None,
             cache={"hits": self.hits, "misses": self.misses},
             judge=self.judge,
+            http=http or {},
             flaky=self.flaky,
             duration_s=round(duration_s, 3) if duration_s is not None else None,
             meta=meta,
@@ -287,11 +297,16 @@ class ReportWriter:
         self._handle.flush()
         self.builder.add(result)
 
-    def close(self, meta: RunMeta, duration_s: float | None = None) -> Summary:
+    def close(
+        self,
+        meta: RunMeta,
+        duration_s: float | None = None,
+        http: dict[str, dict[str, int]] | None = None,
+    ) -> Summary:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-        summary = self.builder.build(meta, duration_s)
+        summary = self.builder.build(meta, duration_s, http)
         write_report(self.jsonl, meta, _sorted_lines(self.jsonl))
         atomic_write(self.summary_path, summary.model_dump_json(indent=2) + "\n")
         return summary

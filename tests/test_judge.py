@@ -278,6 +278,13 @@ def test_rubric_cases_end_to_end(project: Project, server: ModelServer) -> None:
         for m in e.body["messages"]
     )
     assert "judge 4 calls (0 cached)" in done.err
+    assert summary["http"]["judge"] == {
+        "requests": 4,
+        "retries": 0,
+        "rate_limited": 0,
+        "failures": 0,
+    }
+    assert summary["http"]["system"]["requests"] == 5
 
     server.reset_counts()
     again = run_gate("run", "-q", "--label", "again", cwd=project.root, env=env)

@@ -101,6 +101,14 @@ def test_every_case_ends_exactly_once_with_the_right_status(
     assert statuses["pass"] > 0 and statuses["fail"] > 0
     assert KEY not in done.out + done.err
 
+    # the summary (and the last line printed) count the traffic the server saw
+    http = summary["http"]["system"]
+    assert http["requests"] == server.requests
+    assert http["retries"] == server.requests - N  # every request past a case's first
+    assert http["rate_limited"] == server.counts["429"]
+    assert http["failures"] == statuses["error"]
+    assert f"system retried {http['retries']} times ({http['rate_limited']} x 429)" in done.err
+
     # a rerun asks again only for the cases that errored; everything else comes from the cache
     errored = {line["id"] for line in lines if line["status"] == "error"}
     server.reset_counts()

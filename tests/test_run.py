@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 
 import pytest
 from conftest import Project, run_gate
+
+from gate.progress import Progress
+from gate.providers.traffic import Traffic
+from gate.report import CaseResult
 
 ROWS = [
     {
@@ -157,6 +162,20 @@ def test_progress_lines_when_not_a_tty(project: Project) -> None:
     project.config({"cases": "c.jsonl", "system": {"kind": "python", "target": "app:answer"}})
     done = run_gate("run", "--label", "p", cwd=project.root)
     assert "[p] 5/5 (100%) · pass 5" in done.err
+
+
+def test_the_progress_line_shows_retries_as_they_happen() -> None:
+    traffic = {"system": Traffic(), "judge": Traffic()}
+    stream = io.StringIO()
+    progress = Progress(2, label="p", stream=stream, interval_s=0, traffic=traffic)
+    progress.advance(CaseResult(id="a", task="t", status="pass", passed=True))
+    assert "retries" not in stream.getvalue()
+    for name in ("retries", "retries", "retries", "rate_limited", "rate_limited"):
+        traffic["system"].bump(name)
+    traffic["judge"].bump("retries")
+    progress.advance(CaseResult(id="b", task="t", status="fail", passed=False))
+    last = stream.getvalue().splitlines()[-1]
+    assert "system retries 3 (429 x 2) · judge retries 1 · " in last, last
 
 
 def test_git_sha_of_the_root_lands_in_the_metadata(echo_project) -> None:

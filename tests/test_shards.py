@@ -9,9 +9,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 from conftest import REPO, Project, run_gate
 
+from gate.merge import shard_traffic
 from gate.shard import shard_of
 
 APP = "import time\n\ndef answer(i):\n    time.sleep(i.get('sleep', 0))\n    return 'even' if i['n'] % 2 == 0 else 'odd'\n"
@@ -75,6 +77,27 @@ def test_merge_of_four_shards_equals_the_unsharded_run(project: Project) -> None
     assert {k: merged_summary[k] for k in keys} == {k: full_summary[k] for k in keys}
     assert merged_meta["shards"] == ["1/4", "2/4", "3/4", "4/4"] and merged_meta["shard"] is None
     assert merged_meta["n_cases"] == full_meta["n_cases"] == 203
+
+
+def test_merge_adds_up_the_shards_http_counts(tmp_path: Path) -> None:
+    counts = [
+        {"system": {"requests": 60, "retries": 10, "rate_limited": 7, "failures": 1}},
+        {
+            "system": {"requests": 50, "retries": 0, "rate_limited": 0, "failures": 0},
+            "judge": {"requests": 4, "retries": 1, "rate_limited": 1, "failures": 0},
+        },
+    ]
+    paths = []
+    for i, http in enumerate(counts, 1):
+        (tmp_path / f"s{i}.summary.json").write_text(json.dumps({"n": 1, "http": http}))
+        paths.append(tmp_path / f"s{i}.jsonl")
+    (tmp_path / "s3.summary.json").write_text("{not json")  # unreadable: adds nothing
+    paths.append(tmp_path / "s3.jsonl")
+    paths.append(tmp_path / "s4.jsonl")  # no summary at all
+    assert shard_traffic(paths) == {
+        "system": {"requests": 110, "retries": 10, "rate_limited": 7, "failures": 1},
+        "judge": {"requests": 4, "retries": 1, "rate_limited": 1, "failures": 0},
+    }
 
 
 def test_missing_and_duplicated_shards_are_named(project: Project) -> None:

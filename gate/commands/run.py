@@ -37,7 +37,17 @@ def describe(summary: Summary, path: Path) -> str:
         f", {summary.failed} failed, {summary.errors} errors"
         + (f", {summary.needs_review} need review" if summary.needs_review else "")
         + judge_part(summary.judge)
+        + "".join(retries_part(role, counts) for role, counts in summary.http.items())
         + f" -> {path}"
+    )
+
+
+def retries_part(role: str, counts: dict[str, int]) -> str:
+    if not counts.get("retries"):
+        return ""
+    limited = counts.get("rate_limited", 0)
+    return f"; {role} retried {counts['retries']} times" + (
+        f" ({limited} x 429)" if limited else ""
     )
 
 

@@ -10,5 +10,6 @@
 - `chat`: what the `openai` and `anthropic` systems share (prompt in, chat call, output out);
 - `endpoints`: URLs and auth headers per kind, from config and environment;
 - `prompts`: `model_config` files and sandboxed jinja2 prompt templates from a checkout;
+- `traffic`: counts of requests, retries and 429s per client (progress line, summary);
 - `pricing`: token usage to USD; `secrets`: keeping keys out of everything we write.
 """

@@ -16,12 +16,17 @@ from gate.providers.transport import Endpoint
 from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
 
 
-def client_for(endpoint: Endpoint, settings: ConnectionSettings, env: SystemEnv) -> ProviderClient:
-    """A provider client with the run's cache, environment and pool size."""
+def client_for(
+    endpoint: Endpoint, settings: ConnectionSettings, env: SystemEnv, role: str = "system"
+) -> ProviderClient:
+    """A provider client with the run's cache, environment and pool size; its HTTP counts
+    are shown in the run's progress and summary under `role`."""
     cache = ResponseCache(env.cache_dir, enabled=env.use_cache)
-    return open_client(
+    client = open_client(
         endpoint, settings, cache=cache, environ=env.environ, concurrency=env.concurrency
     )
+    env.traffic[role] = client.transport.stats
+    return client
 
 
 def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> SystemOutput:

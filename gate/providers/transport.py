@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from gate.errors import SystemCallError
 from gate.providers.backoff import RetryPolicy, is_retryable_status, next_delay
 from gate.providers.secrets import Secrets
 from gate.providers.throttle import Throttle, ThrottleTimeout
+from gate.providers.traffic import Traffic
 
 CONNECT_TIMEOUT_S = 10.0
 EXCERPT_CHARS = 300
@@ -47,19 +47,6 @@ class Endpoint:
     display_url: str
     headers: dict[str, str] = field(default_factory=dict)
     secrets: Secrets = field(default_factory=Secrets)
-
-
-@dataclass
-class TransportStats:
-    requests: int = 0
-    retries: int = 0
-    rate_limited: int = 0
-    failures: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def bump(self, name: str) -> None:
-        with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
 
 
 @dataclass
@@ -153,7 +140,7 @@ class Transport:
         self.policy = policy
         self.timeout_s = timeout_s
         self.throttle = throttle or Throttle(pool_size)
-        self.stats = TransportStats()
+        self.stats = Traffic()
         self._rng = rng or random.Random()
         self._session = requests.Session()
         self._session.trust_env = False  # proxies and CA come from the environ passed in

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate.errors import InputError
+from gate.providers.traffic import Traffic
 
 
 class Usage(BaseModel):
@@ -91,6 +92,8 @@ class SystemEnv:
     prices: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 8
     extras: dict[str, Any] = field(default_factory=dict)
+    # HTTP counts of each provider client of the run, by role ("system", "judge")
+    traffic: dict[str, Traffic] = field(default_factory=dict)
 
     def checkout_file(self, name: str, key: str) -> Path:
         """A file of the side's checkout (`--root`); errors name the config key."""
