@@ -8,13 +8,22 @@ head are `added`, and pass rates and their delta are over the paired cases.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from gate.checks.base import CheckResult
 from gate.config import GateConfig
-from gate.report import CaseResult, Report, RunMeta, Status, calls_of, percentile
+from gate.report import (
+    CaseResult,
+    JudgeUsage,
+    Report,
+    RunMeta,
+    Status,
+    calls_of,
+    percentile,
+    total_judge,
+)
 from gate.stats import PairedCounts, Significance, paired_counts, significance
 
 Verdict = Literal["pass", "fail", "error", "skipped"]
@@ -113,6 +122,9 @@ class SideUsage(BaseModel):
     cost_usd: float | None = None
     latency_p50_ms: float | None = None
     latency_p95_ms: float | None = None
+    judge_calls: int = 0  # what grading cost, apart from the system's own tokens and cost
+    judge_tokens: int = 0
+    judge_cost_usd: float | None = None
 
 
 class SideTotals(BaseModel):
@@ -270,7 +282,9 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
     latencies: list[float] = []
     prompt = completion = calls = 0
     cost: float | None = None
+    judges: list[JudgeUsage | None] = []
     for result in results:
+        judges.append(result.judge)
         for source in calls_of(result):
             calls += 1
             prompt += source.tokens.prompt
@@ -287,7 +301,18 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
         cost_usd=round(cost, 8) if cost is not None else None,
         latency_p50_ms=percentile(latencies, 50),
         latency_p95_ms=percentile(latencies, 95),
+        **_judge_usage(total_judge(judges)),
     )
+
+
+def _judge_usage(judge: JudgeUsage | None) -> dict[str, Any]:
+    if judge is None:
+        return {}
+    return {
+        "judge_calls": judge.calls,
+        "judge_tokens": judge.tokens.total,
+        "judge_cost_usd": judge.cost_usd,
+    }
 
 
 def task_deltas(

@@ -298,6 +298,29 @@ def test_pass_comment_is_short_at_the_top(tmp_path: Path) -> None:
     assert "```mermaid\nxychart-beta" in body
 
 
+def test_judge_usage_is_its_own_rows_of_the_cost_table(tmp_path: Path) -> None:
+    def graded(id: str, calls: int, cost: float) -> dict:
+        judge = {"calls": calls, "cached": 0, "tokens": {"prompt": 90, "completion": 10}}
+        return case(id, judge={**judge, "cost_usd": cost})
+
+    base = [graded("a", 1, 0.002), graded("b", 1, 0.002), case("c")]
+    head = [graded("a", 1, 0.002), graded("b", 2, 0.004), case("c")]
+    c = compare(report(tmp_path, "base", base), report(tmp_path, "head", head), Policy())
+    assert (c.base_usage.judge_calls, c.head_usage.judge_calls) == (2, 3)
+    assert (c.base_usage.judge_tokens, c.head_usage.judge_tokens) == (200, 200)
+    assert c.head_usage.judge_cost_usd == pytest.approx(0.006)
+    cells = structure(render_comment(c, CTX)).cells
+    row = cells.index("Judge calls")
+    assert cells[row : row + 4] == ["Judge calls", "2", "3", "+1 (+50%)"]
+    assert "Judge cost" in cells and "Judge tokens" in cells
+    without = compare(
+        report(tmp_path / "plain", "base", [case("c")]),
+        report(tmp_path / "plain", "head", [case("c")]),
+        Policy(),
+    )
+    assert "Judge calls" not in render_comment(without, CTX)  # no judge, no rows
+
+
 def test_skipped_comment() -> None:
     c = skipped_comparison("no watched file changed (watch: prompts/**)", suite="support")
     body = render_comment(c, CTX)

@@ -222,6 +222,12 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
         ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
     ]
+    if b.judge_calls or h.judge_calls:
+        rows += [
+            ("Judge calls", b.judge_calls, h.judge_calls, count),
+            ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
+            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, formats.usd),
+        ]
     return [
         {
             "label": Md(label),
