@@ -287,8 +287,8 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
         judges.append(result.judge)
         for source in calls_of(result):
             calls += 1
-            prompt += source.tokens.prompt
-            completion += source.tokens.completion
+            prompt += source.prompt_tokens
+            completion += source.completion_tokens
             if source.cost_usd is not None:
                 cost = (cost or 0.0) + source.cost_usd
             if source.latency_ms is not None:

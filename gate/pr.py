@@ -343,7 +343,7 @@ def _base_report(run: SuiteRun, suite: str) -> tuple[Report, list[str]]:
     lacks what the head's config needs."""
     base = unrunnable_base(run.statuses)
     if base is None:
-        return read_report(run.reports["base"]), []
+        return read_report(run.reports["base"], fold_attempts=True), []
     note = (
         f"the base could not run the head's configuration ({base.error}); "
         "its cases count as added, so only the head's own failures can fail this PR"
@@ -357,7 +357,7 @@ def judge(run: SuiteRun, suite: str, policy: Policy) -> Comparison:
     if failed is not None:
         return failed
     base, notes = _base_report(run, suite)
-    comparison = compare(base, read_report(run.reports["head"]), policy)
+    comparison = compare(base, read_report(run.reports["head"], fold_attempts=True), policy)
     return comparison.model_copy(update={"notes": notes + comparison.notes})
 
 

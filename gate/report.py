@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -117,10 +117,36 @@ class CaseResult(BaseModel):
     file: str = ""
     line: int = 0
     index: int = 0
+    folded_calls: tuple[Call, ...] | None = Field(None, exclude=True, repr=False)
 
     @property
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if c.passed is False]
+
+    def fold_attempts(self) -> None:
+        """Keep of the attempts only what totals read (`calls_of`): a large report with
+        repeats then fits in memory. For reading; a folded result is not written again."""
+        if self.attempts:
+            self.folded_calls = tuple(map(Call.of, self.attempts))
+            self.attempts = []
+
+
+class Call(NamedTuple):
+    """One call of the system, as totals and comparisons count it (a few dozen bytes, where
+    an `Attempt` object takes about 2 KB)."""
+
+    latency_ms: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    cached: bool
+
+    @classmethod
+    def of(cls, source: Attempt | CaseResult) -> Call:
+        tokens = source.tokens
+        return cls(
+            source.latency_ms, tokens.prompt, tokens.completion, source.cost_usd, source.cached
+        )
 
 
 class RunMeta(BaseModel):
@@ -195,9 +221,11 @@ def rate(passed: int, n: int) -> float:
     return round(100.0 * passed / n, 2) if n else 0.0
 
 
-def calls_of(result: CaseResult) -> Sequence[Attempt | CaseResult]:
+def calls_of(result: CaseResult) -> Sequence[Call]:
     """Every call of the system for a case: its attempts with repeats, else the case itself."""
-    return result.attempts if result.attempts else [result]
+    if result.folded_calls is not None:
+        return result.folded_calls
+    return [Call.of(a) for a in result.attempts] if result.attempts else [Call.of(result)]
 
 
 @dataclass
@@ -209,7 +237,8 @@ class SummaryBuilder:
     )
     tasks: dict[str, list[int]] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
-    tokens: Tokens = field(default_factory=Tokens)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     cost: float | None = None
     hits: int = 0
     misses: int = 0
@@ -224,7 +253,8 @@ class SummaryBuilder:
         for source in calls_of(result):
             if source.latency_ms is not None:
                 self.latencies.append(source.latency_ms)
-            self.tokens = self.tokens + source.tokens
+            self.prompt_tokens += source.prompt_tokens
+            self.completion_tokens += source.completion_tokens
             if source.cost_usd is not None:
                 self.cost = (self.cost or 0.0) + source.cost_usd
             self.hits += int(source.cached)
@@ -254,9 +284,9 @@ class SummaryBuilder:
             latency_p50_ms=percentile(self.latencies, 50),
             latency_p95_ms=percentile(self.latencies, 95),
             tokens={
-                "prompt": self.tokens.prompt,
-                "completion": self.tokens.completion,
-                "total": self.tokens.total,
+                "prompt": self.prompt_tokens,
+                "completion": self.completion_tokens,
+                "total": self.prompt_tokens + self.completion_tokens,
             },
             cost_usd=round(self.cost, 6) if self.cost is not None else None,
             cache={"hits": self.hits, "misses": self.misses},
@@ -386,10 +416,11 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_report(path: str | Path) -> Report:
+def read_report(path: str | Path, *, fold_attempts: bool = False) -> Report:
+    """A whole report; `fold_attempts` keeps only the totals of each attempt (comparisons)."""
     meta, results = iter_report(path)
     with _gc_paused():
-        items = list(results)
+        items = list(results) if not fold_attempts else list(map(_folded, results))
     seen: dict[str, int] = {}
     for position, item in enumerate(items):
         if item.id in seen:
@@ -398,6 +429,11 @@ def read_report(path: str | Path) -> Report:
             )
         seen[item.id] = position
     return Report(meta=meta, results=items, path=Path(path))
+
+
+def _folded(result: CaseResult) -> CaseResult:
+    result.fold_attempts()
+    return result
 
 
 def summarise(meta: RunMeta, results: Iterable[CaseResult]) -> Summary:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compare_fixtures import case, repeated, report
+from compare_fixtures import case, repeated, report, write_report
 
 from gate.compare import (
     EXIT_CODES,
@@ -13,8 +13,10 @@ from gate.compare import (
     Policy,
     compare,
     skipped_comparison,
+    usage,
 )
 from gate.config import GateConfig
+from gate.report import read_report, summarise
 from gate.stats import SIGN_FLIP, mcnemar_exact
 
 
@@ -243,6 +245,21 @@ def test_usage_counts_every_attempt_and_reports_latency_percentiles(tmp_path: Pa
     rep = [repeated(f"u{i}", ["pass", "pass"]) for i in range(3)]
     c = run(tmp_path, rep, rep, repeats=2)
     assert c.base_usage.calls == 6 and c.base_usage.tokens_total == 6 * 15
+
+
+def test_folded_attempts_count_the_same_as_the_attempts(tmp_path: Path) -> None:
+    """`gate compare` reads attempts folded into small records (memory with repeats)."""
+    rows = [repeated(f"u{i}", ["pass", "fail", "pass"][: 1 + i % 3]) for i in range(9)]
+    rows[4]["attempts"][1]["cost_usd"] = 0.25
+    rows[5]["attempts"][0]["cached"] = True
+    path = write_report(tmp_path, "r", rows, repeats=3)
+    full, folded = read_report(path), read_report(path, fold_attempts=True)
+    assert any(r.attempts for r in full.results)
+    assert not any(r.attempts for r in folded.results)
+    assert usage(folded.results) == usage(full.results)
+    assert usage(full.results).calls == sum(1 + i % 3 for i in range(9))
+    assert summarise(folded.meta, folded.results) == summarise(full.meta, full.results)
+    assert "folded_calls" not in folded.results[0].model_dump_json()  # never written out
 
 
 def test_per_task_deltas_worst_first(tmp_path: Path) -> None:

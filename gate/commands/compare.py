@@ -102,7 +102,8 @@ def handle(args: argparse.Namespace) -> int:
     policy, template_dir = _policy_and_templates(args)
     if template_dir is not None and not template_dir.is_dir():
         raise InputError("template folder not found", file=template_dir, key="templates")
-    base, head = read_report(args.base), read_report(args.head)
+    base = read_report(args.base, fold_attempts=True)
+    head = read_report(args.head, fold_attempts=True)
     # The reports live until exit: keep the cyclic GC from rescanning their ~10 objects per case
     # at every allocation burst of the comparison (0.5 s of 2 s at 10,000 cases).
     gc.freeze()
