@@ -142,13 +142,13 @@ class ModelJudge:
         fmt: ChatFormat,
         model: str,
         max_tokens: int,
-        prices: dict[str, Any] | None = None,
+        prices: dict[str, Any],
     ):
         self.client = client
         self.format = fmt
         self.model = model
         self.params: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens}
-        self.prices = prices or {}
+        self.prices = prices
 
     def score(self, case: Case, output: SystemOutput) -> JudgeVerdict:
         messages = judge_messages(case, output.text)

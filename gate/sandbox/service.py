@@ -323,7 +323,11 @@ class Sandbox:
         self._restart_lock = threading.Lock()
         self.restarts = 0
         self._zygote = _Zygote(self.settings, self.dir)
-        self.hello = self._zygote.hello
+
+    @property
+    def hello(self) -> Hello:
+        """The running zygote's greeting: its pid and what this machine let it isolate."""
+        return self._zygote.hello
 
     def _current(self) -> _Zygote:
         """The running zygote, started anew if the last one died (and restarts are left)."""
@@ -338,7 +342,6 @@ class Sandbox:
             self.restarts += 1
             zygote.kill()
             self._zygote = _Zygote(self.settings, self.dir)
-            self.hello = self._zygote.hello
             return self._zygote
 
     def _submit(self, job: Job) -> Outcome:
