@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from gate.checks.base import CheckResult
-from gate.report import Attempt, CaseResult, ReportWriter, RunMeta, Tokens
+from gate.report.io import ReportWriter
+from gate.report.models import Attempt, CaseResult, RunMeta, Tokens
 
 TASKS = ["faq", "billing", "coding", "legal", "onboarding", "cards", "transfers", "kyc"]
 

@@ -150,9 +150,9 @@ def run_sandbox_only(
 ) -> SandboxRun:
     """The same cases straight through `open_sandbox` from `workers` threads: the sandbox's
     own cost, without the engine (system calls, reports) around it."""
-    from gate.cases import Case
-    from gate.config import SandboxConfig
-    from gate.expect import Expect
+    from gate.inputs.cases import Case
+    from gate.inputs.config import SandboxConfig
+    from gate.inputs.expect import Expect
     from gate.sandbox import open_sandbox
 
     def case(row: dict[str, Any]) -> tuple[str, Case]:

@@ -21,8 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gate.gitops import GitRepo
-from gate.pr import Side, run_check, run_sides
+from gate.flow.git import GitRepo
+from gate.flow.pr import run_check
+from gate.flow.sides import Side, run_sides
 
 ENV = {
     **os.environ,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gate.activities import BaseSpec, activity_for, load_event
 from gate.errors import InputError
+from gate.github.events import BaseSpec, activity_for, load_event
 
 WEBHOOKS = Path(__file__).parent / "fixtures" / "webhooks"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.errors import InputError
-from gate.settings import read_settings
+from gate.github.inputs import read_settings
 
 BASE = {
     "GITHUB_EVENT_NAME": "pull_request",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate.settings import ActionInputs, read_inputs
+from gate.github.inputs import ActionInputs, read_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())

@@ -16,8 +16,9 @@ from servers.github_api import GitHubServer
 from servers.world import TOKEN, WORDS, Run, World, project_files, prompt, serve_api, serve_world
 
 from gate.errors import InputError
-from gate.pr import SideStatus, failed_comparison
-from gate.settings import read_settings
+from gate.flow.pr import failed_comparison
+from gate.flow.sides import SideStatus
+from gate.github.inputs import read_settings
 
 N_CASES = 30
 REPORTS = "eval-gate-reports"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from servers.world import parse_outputs
 
-from gate import workflow
+from gate.github import workflow_commands as workflow
 
 
 def runner_parse(line: str) -> tuple[str, dict[str, str], str]:

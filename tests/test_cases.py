@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.cases import load_cases
 from gate.errors import InputError
+from gate.inputs.cases import load_cases
 
 SPEC_ROWS = """\
 {"id": "faq-001", "task": "faq", "severity": "blocker",

@@ -13,8 +13,9 @@ import pytest
 from servers.git_http import Author, git, make_bare
 from servers.world import REPO_ROOT, WORDS, project_files, prompt
 
-from gate.config import load_config
-from gate.pr import SuiteOutcome, run_check, suite_triggers
+from gate.flow.pr import SuiteOutcome, run_check
+from gate.flow.triggers import suite_triggers
+from gate.inputs.config import load_config
 
 MARKER = "<!-- eval-gate:support -->"
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from conftest import REPO, run_gate
 
-from gate.cases import Case, load_case_file
 from gate.checks import CheckContext, plan_checks
 from gate.checks.code import extract_code
-from gate.config import SandboxConfig
 from gate.errors import CheckInfraError, InputError
-from gate.expect import Expect
+from gate.inputs.cases import Case, load_case_file
+from gate.inputs.config import SandboxConfig
+from gate.inputs.expect import Expect
 from gate.sandbox import Sandbox, open_sandbox
 from gate.systems.base import SystemOutput
 

@@ -7,17 +7,12 @@ from pathlib import Path
 import pytest
 from compare_fixtures import case, repeated, report, write_report
 
-from gate.compare import (
-    EXIT_CODES,
-    Comparison,
-    Policy,
-    compare,
-    skipped_comparison,
-    usage,
-)
-from gate.config import GateConfig
-from gate.report import read_report, summarise
-from gate.stats import SIGN_FLIP, mcnemar_exact
+from gate.compare.models import EXIT_CODES, Comparison, Policy, skipped_comparison
+from gate.compare.pairing import compare, usage
+from gate.compare.stats import SIGN_FLIP, mcnemar_exact
+from gate.inputs.config import GateConfig
+from gate.report.io import read_report
+from gate.report.summary import summarise
 
 
 def run(tmp_path: Path, base_rows, head_rows, policy: Policy | None = None, **kw) -> Comparison:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import load_config
 from gate.errors import InputError
+from gate.inputs.config import load_config
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import run_gate
 
-from gate.preview import html_page, parse_xychart, terminal_text
+from gate.render.preview import html_page, parse_xychart, terminal_text
 
 
 def test_demo_runs_a_real_pr_comparison_offline(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""gate.gitops against real repositories: globs, changed files, shallow clones and tokens,
+"""gate.flow.git against real repositories: globs, changed files, shallow clones and tokens,
 safe.directory, and the base worktree."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from servers.git_http import Author, GitHttpServer, checkout_like_actions, git, make_bare
 
 from gate.errors import GitError, InputError
-from gate.gitops import (
+from gate.flow.git import (
     FileChange,
     GitRepo,
     auth_header,

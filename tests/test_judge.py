@@ -12,11 +12,11 @@ import pytest
 from conftest import Project, run_gate
 from servers.model_server import ChatRequest, Faults, ModelServer, echo_model
 
-from gate.cases import Case
-from gate.config import JudgeConfig
+from gate.checks.judge import grade, judge_messages, open_judge
 from gate.errors import CheckInfraError
-from gate.expect import Expect
-from gate.judge import grade, judge_messages, open_judge
+from gate.inputs.cases import Case
+from gate.inputs.config import JudgeConfig
+from gate.inputs.expect import Expect
 from gate.systems import SystemEnv, SystemOutput
 
 RUBRIC = {"correctness": 2, "tone": 1}

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from servers.model_server import ModelServer, Scripted
 
-from gate.config import AnthropicSystem, HttpSystem, OpenAISystem
 from gate.errors import InputError, SystemCallError
+from gate.inputs.config import AnthropicSystem, HttpSystem, OpenAISystem
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint
 from gate.providers.pricing import cost_usd
 from gate.systems import SystemEnv, SystemRequest, Usage, build_system

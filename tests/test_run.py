@@ -9,9 +9,9 @@ import subprocess
 import pytest
 from conftest import Project, run_gate
 
-from gate.progress import Progress
 from gate.providers.traffic import Traffic
-from gate.report import CaseResult
+from gate.report.models import CaseResult
+from gate.run.progress import Progress
 
 ROWS = [
     {

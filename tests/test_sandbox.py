@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from conftest import REPO
 
-from gate.cases import Case
-from gate.config import SandboxConfig
 from gate.errors import CheckInfraError, InputError
-from gate.expect import Expect
+from gate.inputs.cases import Case
+from gate.inputs.config import SandboxConfig
+from gate.inputs.expect import Expect
 from gate.sandbox import Sandbox, open_sandbox, plain, protections, wire
 from gate.sandbox.models import Hello, Job, Outcome
 from gate.sandbox.service import BOOTSTRAP, DIR_PREFIX, MAX_RESTARTS, OWNER_FILE, sweep_stale
@@ -443,7 +443,7 @@ def test_a_dead_zygote_fails_its_running_jobs_and_the_next_job_starts_a_new_one(
 def test_folders_of_killed_runs_are_removed_by_the_next_run(tmp_path: Path) -> None:
     script = (
         "import os, sys, pathlib\n"
-        "from gate.config import SandboxConfig\n"
+        "from gate.inputs.config import SandboxConfig\n"
         "from gate.sandbox import open_sandbox\n"
         "with open_sandbox(SandboxConfig(), pathlib.Path(sys.argv[1])) as s:\n"
         "    print(s.dir, flush=True)\n"

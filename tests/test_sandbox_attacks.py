@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import gate.sandbox.harness
-from gate.cases import Case
-from gate.config import SandboxConfig
-from gate.expect import Expect
+from gate.inputs.cases import Case
+from gate.inputs.config import SandboxConfig
+from gate.inputs.expect import Expect
 from gate.sandbox import Sandbox, open_sandbox
 
 SDK = (

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gate.expect import HiddenTest
+from gate.inputs.expect import HiddenTest
 from gate.sandbox import plain, private, strict, tamper
 from gate.sandbox.job import parse_frames
 from gate.sandbox.models import Job, Outcome

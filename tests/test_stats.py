@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom, binomtest, bootstrap, permutation_test
 
-from gate.stats import (
+from gate.compare.stats import (
     MCNEMAR,
     SIGN_FLIP,
     PairedCounts,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import Project, run_gate
 
-from gate.config import CommandSystem, PythonSystem, ReplaySystem
 from gate.errors import InputError, SystemCallError
+from gate.inputs.config import CommandSystem, PythonSystem, ReplaySystem
 from gate.systems import SystemEnv, SystemRequest, build_system
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gate.cases import Case
 from gate.checks import CheckContext, plan_checks
-from gate.expect import Expect
+from gate.inputs.cases import Case
+from gate.inputs.expect import Expect
 from gate.systems.base import SystemOutput
 
 

@@ -13,10 +13,10 @@ from gate.checks.base import Check, CheckContext, CheckResult, JudgeCall
 from gate.checks.code import CodeChecks
 from gate.checks.rubric import RubricCheck
 from gate.checks.text import Equals, Json, Length, MustInclude, MustNotInclude, Regex
-from gate.expect import Expect
+from gate.inputs.expect import Expect
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
     from gate.systems.base import SystemOutput
 
 __all__ = ["CheckContext", "CheckPlan", "CheckResult", "Evaluation", "JudgeCall", "plan_checks"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
     from gate.systems.base import SystemOutput
 
 
@@ -54,7 +54,7 @@ class CodeRunner(Protocol):
 
 
 class Judge(Protocol):
-    """What rubric checks need from a judge model (see `gate.judge`)."""
+    """What rubric checks need from a judge model (see `gate.checks.judge`)."""
 
     def score(self, case: Case, output: SystemOutput) -> JudgeVerdict: ...
 

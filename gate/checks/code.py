@@ -11,7 +11,7 @@ from gate.checks.base import CheckContext, CheckResult
 from gate.errors import CheckInfraError
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
     from gate.systems.base import SystemOutput
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "py", "py3"})

@@ -8,7 +8,7 @@ from gate.checks.base import CheckContext, JudgeVerdict
 from gate.errors import CheckInfraError
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
     from gate.systems.base import SystemOutput
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gate.checks.base import CheckContext, CheckResult
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
     from gate.systems.base import SystemOutput
 
 

@@ -1,4 +1,4 @@
-"""`gate action`: the container entrypoint (see `gate.action`)."""
+"""`gate action`: the container entrypoint (see `gate.github.action`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 import sys
 from typing import Any
 
-from gate.action import run_action
-from gate.pr import exit_on_sigterm
+from gate.flow.pr import exit_on_sigterm
+from gate.github.action import run_action
 
 
 def add_parser(sub: Any) -> None:

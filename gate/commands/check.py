@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import InputError
-from gate.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
+from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
 from gate.render.formats import pct, pts
 
 

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.compare import EXIT_CODES, Policy, compare
-from gate.config import load_config
+from gate.compare.models import EXIT_CODES, Policy
+from gate.compare.pairing import compare
 from gate.errors import InputError
-from gate.files import atomic_write
+from gate.inputs.config import load_config
 from gate.render import (
     RenderContext,
     render_comment,
@@ -19,7 +19,8 @@ from gate.render import (
     render_junit,
     render_summary,
 )
-from gate.report import read_report
+from gate.report.files import atomic_write
+from gate.report.io import read_report
 
 FORMATS = ("markdown", "summary", "json", "junit")
 

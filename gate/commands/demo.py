@@ -29,7 +29,7 @@ def handle(args: argparse.Namespace) -> int:
     folder = Path(args.dir).resolve() if args.dir else None
     if folder is not None and folder.exists() and any(folder.iterdir()):
         raise InputError("the demo needs an empty or new folder", file=folder, key="--dir")
-    from gate.demo import run_demo
+    from gate.flow.demo import run_demo
 
     run_demo(folder, sys.stdout, sys.stderr)
     return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.commands.run import describe
-from gate.merge import merge_reports
+from gate.report.merge import merge_reports
 
 
 def add_parser(sub: Any) -> None:

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.config import load_config
-from gate.execute import RunRequest, run_side
-from gate.report import JudgeUsage, Summary
-from gate.shard import Shard
+from gate.inputs.config import load_config
+from gate.report.models import JudgeUsage, Summary
+from gate.run.shard import Shard
+from gate.run.side import RunRequest, run_side
 
 
 def add_parser(sub: Any) -> None:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gate.cases import CaseRecord
-from gate.config import GateConfig
+from gate.inputs.cases import CaseRecord
+from gate.inputs.config import GateConfig
 
 TITLES = {
     "config": "Eval Gate configuration (gate.yml)",

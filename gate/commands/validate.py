@@ -8,12 +8,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from gate.cases import Case
 from gate.checks import CheckContext, CheckPlan, plan_checks
-from gate.config import load_config
 from gate.errors import CheckInfraError
-from gate.execute import suite_cases
-from gate.runner import status_of
+from gate.inputs.cases import Case
+from gate.inputs.config import load_config
+from gate.run.runner import status_of
+from gate.run.side import suite_cases
 from gate.systems.base import SystemOutput
 
 

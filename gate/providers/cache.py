@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gate.files import atomic_write
+from gate.report.files import atomic_write
 
 CACHE_VERSION = 1
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gate.config import AnthropicSystem, OpenAISystem
+from gate.inputs.config import AnthropicSystem, OpenAISystem
 from gate.providers.cache import ResponseCache
 from gate.providers.client import ConnectionSettings, ProviderClient, open_client
 from gate.providers.formats import ChatFormat, Reply

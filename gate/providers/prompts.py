@@ -24,8 +24,8 @@ from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
+from gate.inputs.sourcemap import Locator, load_yaml, validation_error
 from gate.providers.formats import Message, Role
-from gate.sourcemap import Locator, load_yaml, validation_error
 
 _MARKER = re.compile(r"^[ \t]*\[\[(system|user|assistant)\]\][ \t]*$", re.MULTILINE)
 # Parameters the gate sets itself; a model config may not override them.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from jinja2 import TemplateError, TemplateSyntaxError
 
-from gate.compare import Comparison
+from gate.compare.models import Comparison
 from gate.errors import InputError
 from gate.render import formats
 from gate.render.environment import environment

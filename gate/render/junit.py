@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from gate.compare import CaseChange, Comparison
+from gate.compare.models import CaseChange, Comparison
 from gate.render.formats import STATUS
 
 # XML 1.0 forbids most control characters even when escaped.

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
-from gate.compare import CaseChange, Comparison, SideUsage
+from gate.compare.models import CaseChange, Comparison, SideUsage
 from gate.render import formats
 from gate.render.markdown import Md, code, link, mermaid_label, text
 

@@ -28,15 +28,15 @@ from pydantic import ValidationError
 
 import gate
 from gate.checks.base import CheckResult
-from gate.config import SandboxConfig
 from gate.errors import CheckInfraError, InputError
+from gate.inputs.config import SandboxConfig
 from gate.sandbox import protections, verdict, wire
 from gate.sandbox.models import Hello, Job, Outcome
 from gate.sandbox.settings import SAFE_PATH, Settings
 from gate.sandbox.testcode import declared_tests
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
 
 BOOT_TIMEOUT_S = 120.0
 MAX_RESTARTS = 3

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.checks.base import CheckResult
-from gate.expect import HiddenTest
+from gate.inputs.expect import HiddenTest
 from gate.sandbox import plain
 from gate.sandbox.models import Job, Outcome
 

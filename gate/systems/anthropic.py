@@ -6,7 +6,7 @@ environment variable named by `api_key_env` (default ANTHROPIC_API_KEY).
 
 from __future__ import annotations
 
-from gate.config import AnthropicSystem
+from gate.inputs.config import AnthropicSystem
 from gate.providers.chat import ChatSystem
 from gate.providers.endpoints import anthropic_endpoint
 from gate.providers.formats import AnthropicMessagesFormat

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.config import CommandSystem
 from gate.errors import InputError, SystemCallError
+from gate.inputs.config import CommandSystem
 from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
 
 STDERR_TAIL = 500

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gate.config import HttpSystem
+from gate.inputs.config import HttpSystem
 from gate.providers.chat import client_for, to_output
 from gate.providers.endpoints import service_endpoint
 from gate.providers.formats import parse_service_reply

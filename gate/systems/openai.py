@@ -7,7 +7,7 @@ comes from the environment variable named by `api_key_env` (default OPENAI_API_K
 
 from __future__ import annotations
 
-from gate.config import OpenAISystem
+from gate.inputs.config import OpenAISystem
 from gate.providers.chat import ChatSystem
 from gate.providers.endpoints import openai_endpoint
 from gate.providers.formats import OpenAIChatFormat

@@ -14,8 +14,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from gate.config import PythonSystem
 from gate.errors import InputError, SystemCallError
+from gate.inputs.config import PythonSystem
 from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
 
 _IMPORT_LOCK = threading.Lock()

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gate.files import atomic_write
+from gate.report.files import atomic_write
 from gate.systems.base import System, SystemOutput, SystemRequest
 
 _RECORD_KEYS = ("id", "repeat", "model", "text", "usage")

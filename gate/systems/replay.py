@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gate.config import ReplaySystem
 from gate.errors import InputError, SystemCallError
+from gate.inputs.config import ReplaySystem
 from gate.systems.base import SystemEnv, SystemOutput, SystemRequest, Usage
 
 

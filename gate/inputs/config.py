@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
-from gate.sourcemap import known_fields, load_yaml, validation_error
+from gate.inputs.sourcemap import known_fields, load_yaml, validation_error
 
 Severity = Literal["blocker", "major", "minor"]
 

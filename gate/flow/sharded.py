@@ -6,8 +6,8 @@
 - `mode: finish` (`run_finish_flow`): change detection again (same commits, same answer); for
   each suite that runs, the records found under the downloaded folder must cover every shard
   exactly once and name the commits this job compares; each side's shards are merged into the
-  suite's report (`gate.merge`) and the flow goes on as the unsharded one (`gate.pr`). Anything
-  missing is an `error` verdict naming it, never a smaller suite.
+  suite's report (`gate.report.merge`) and the flow goes on as the unsharded one
+  (`gate.flow.pr`). Anything missing is an `error` verdict naming it, never a smaller suite.
 
 A shard job writes `OUT/<suite>/base.shard-I-of-N.jsonl`, `head.shard-I-of-N.jsonl` (each with
 its summary) and `shard-I-of-N.json` (the record). Names differ per shard, so the artifacts of
@@ -26,15 +26,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from gate import __version__
-from gate.compare import Comparison, Policy
+from gate.compare.models import Comparison, Policy
 from gate.errors import GateError, InputError
-from gate.files import atomic_write
-from gate.merge import check_shards, merge_reports
-from gate.pr import (
-    SIDES,
+from gate.flow.pr import (
     FlowRequest,
     Judged,
-    SideStatus,
     SuiteOutcome,
     SuitePlan,
     SuiteRun,
@@ -49,9 +45,12 @@ from gate.pr import (
     suite_folder,
     unrunnable_base,
 )
+from gate.flow.sides import SIDES, SideStatus
 from gate.render.markdown import text
-from gate.report import RunMeta
-from gate.shard import Shard
+from gate.report.files import atomic_write
+from gate.report.merge import check_shards, merge_reports
+from gate.report.models import RunMeta
+from gate.run.shard import Shard
 
 RECORD_GLOB = "shard-*-of-*.json"
 ShardVerdict = Literal["partial", "error", "skipped"]

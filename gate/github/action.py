@@ -1,9 +1,9 @@
 """The GitHub Action: GitHub's environment in; comments, job summary, outputs, annotations
 and the exit code out (`gate action`, the container's entrypoint).
 
-Reads only the standard Actions environment (see `gate.settings`). Exit 0 pass or skipped,
+Reads only the standard Actions environment (see `gate.github.inputs`). Exit 0 pass or skipped,
 1 fail (0 with `fail-on-regression: false`), 3 error, 2 bad configuration (one line).
-`mode: shard` and `mode: finish` split the flow over matrix jobs (`gate.sharded`); a shard job
+`mode: shard` and `mode: finish` split the flow over matrix jobs (`gate.flow.sharded`); a shard job
 exits 0 when its shard ran (verdict `partial`) or was skipped, 3 when a side could not run.
 Everything written to stdout goes through the runner's command parser, so text we do not
 control (the runs' output) is streamed with workflow commands paused.
@@ -18,12 +18,18 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from gate import workflow
-from gate.activities import Activity, BaseSpec, activity_for, load_event
-from gate.compare import EXIT_CODES
-from gate.config import load_config
+from gate.compare.models import EXIT_CODES
 from gate.errors import GateError, InputError
-from gate.files import atomic_write
+from gate.flow.git import GitRepo
+from gate.flow.pr import FlowRequest, SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.flow.sharded import (
+    ShardOutcome,
+    run_finish_flow,
+    run_shard_flow,
+    shard_summary,
+    shard_verdict,
+)
+from gate.github import workflow_commands as workflow
 from gate.github.client import GitHubClient
 from gate.github.comments import (
     CommentError,
@@ -31,18 +37,12 @@ from gate.github.comments import (
     authenticated_login,
     upsert_comment,
 )
-from gate.gitops import GitRepo
-from gate.pr import FlowRequest, SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.github.events import Activity, BaseSpec, activity_for, load_event
+from gate.github.inputs import ActionSettings, read_settings
+from gate.inputs.config import load_config
 from gate.render import comment_marker
 from gate.render.markdown import text
-from gate.settings import ActionSettings, read_settings
-from gate.sharded import (
-    ShardOutcome,
-    run_finish_flow,
-    run_shard_flow,
-    shard_summary,
-    shard_verdict,
-)
+from gate.report.files import atomic_write
 
 REPORTS_DIR = "eval-gate-reports"
 
@@ -163,7 +163,7 @@ def _run_mode(
     """Run the flow of the `mode` input; what publishes its result."""
     inputs = settings.inputs
     if inputs.mode == "shard":
-        assert inputs.shard is not None  # required by gate.settings
+        assert inputs.shard is not None  # required by gate.github.inputs
         ran = run_shard_flow(request, inputs.shard)
         return lambda: _publish_shard(settings, ran, out)
     if inputs.mode == "finish":

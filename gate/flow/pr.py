@@ -8,49 +8,37 @@ share the response cache; their progress is streamed with the side as prefix.
 
 `gate check` and `gate demo` call `run_check`; `gate action` calls `run_flow` with what the
 GitHub event names (see `gate.commands.action`). The flow's steps (`plan_suites`, `run_planned`,
-`judge`, `outcomes`) are shared with the sharded modes of the action (`gate.sharded`).
+`judge`, `outcomes`) are shared with the sharded modes of the action (`gate.flow.sharded`).
+
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import signal
-import subprocess
 import sys
-import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
-import yaml
-from pydantic import BaseModel, ConfigDict
-
-from gate.compare import EXIT_CODES, Comparison, Policy, compare, skipped_comparison
-from gate.config import (
-    AnthropicSystem,
-    CommandSystem,
+from gate.compare.models import EXIT_CODES, Comparison, Policy, skipped_comparison
+from gate.compare.pairing import compare
+from gate.errors import InputError
+from gate.flow.git import FileChange, GitRepo
+from gate.flow.sides import SIDES, Side, SideStatus, default_cache_dir, run_sides, side_env
+from gate.flow.triggers import _repo_relative, relevant_changes, suite_triggers
+from gate.inputs.config import (
     LoadedConfig,
-    OpenAISystem,
-    PythonSystem,
-    ReplaySystem,
-    SuiteConfig,
     load_config,
 )
-from gate.errors import InputError
-from gate.gitops import FileChange, GitRepo, watched
 from gate.render import RenderContext, render_comment, render_summary
-from gate.report import Report, RunMeta, read_report
-from gate.shard import Shard
+from gate.report.io import Report, read_report
+from gate.report.models import RunMeta
+from gate.run.shard import Shard
 
-SIDES = ("base", "head")
-TAIL_LINES = 20
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
-# Never handed to the code under test: the gate's own credentials and the runner's.
-SCRUBBED = re.compile(r"^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$")
 
 
 @dataclass(frozen=True)
@@ -88,65 +76,6 @@ class FlowRequest:
     stream: TextIO = field(default_factory=lambda: sys.stderr)
 
 
-# --- what a suite depends on ---------------------------------------------------------------
-
-
-def _repo_relative(path: Path, root: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return None
-
-
-def _model_config_system_file(path: Path, root: Path) -> list[str]:
-    """A model config may name a system-prompt file (`system:`); that file matters too."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return []
-    system = data.get("system") if isinstance(data, dict) else None
-    if not isinstance(system, str) or "\n" in system:
-        return []
-    for candidate in (root / system, path.parent / system):
-        if candidate.is_file():
-            return [p for p in [_repo_relative(candidate, root)] if p]
-    return []
-
-
-def system_files(suite: SuiteConfig, root: Path) -> list[str]:
-    """The system's own files in the checkout, as repo-relative paths or globs."""
-    system = suite.system
-    if isinstance(system, OpenAISystem | AnthropicSystem):
-        files = [system.prompt, system.model_config_file]
-        return files + _model_config_system_file(root / system.model_config_file, root)
-    if isinstance(system, PythonSystem):
-        module = system.target.partition(":")[0].replace(".", "/")
-        return [f"{module}.py", f"{module}/__init__.py"]
-    if isinstance(system, ReplaySystem):
-        return [system.file]
-    if isinstance(system, CommandSystem) and "/" in system.command[0]:
-        return [system.command[0]]
-    return []
-
-
-def suite_triggers(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str]:
-    """Globs (repo-relative) whose change makes the suite run: `watch` (global and the
-    suite's), gate.yml itself, the suite's case files and the system's own files."""
-    config_dir = _repo_relative(loaded.base_dir, root) or ""
-    prefix = f"{config_dir}/" if config_dir not in ("", ".") else ""
-    cases = [suite.cases] if isinstance(suite.cases, str) else list(suite.cases)
-    patterns = [*loaded.config.watch, *suite.watch]
-    patterns += [p for p in [_repo_relative(loaded.path, root)] if p]
-    patterns += [prefix + c.removeprefix("./") for c in cases]
-    patterns += [f.removeprefix("./") for f in system_files(suite, root)]
-    patterns += [f"{p.strip('/')}/**" for p in loaded.config.sandbox.pythonpath]
-    return list(dict.fromkeys(patterns))
-
-
-def relevant_changes(changes: Sequence[FileChange], patterns: Sequence[str]) -> list[FileChange]:
-    return [c for c in changes if any(watched(p, patterns) for p in c.paths)]
-
-
 def exit_on_sigterm() -> None:
     """A cancelled job or a killed `gate check` still stops the runs and removes the base
     worktree: SIGTERM becomes SystemExit, which runs every `finally` on the way out."""
@@ -160,152 +89,6 @@ def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> str:
 
 def exit_code(outcomes: Sequence[SuiteOutcome]) -> int:
     return EXIT_CODES[combined_verdict(outcomes)]
-
-
-# --- running the sides -----------------------------------------------------------------------
-
-
-class SideStatus(BaseModel):
-    """How one side's `gate run` ended (in the sharded mode: one side of one shard)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    side: Literal["base", "head"]
-    returncode: int | None = None  # None: it never came to an end
-    error: str | None = None  # the run's last error line, when it failed
-    shard: str | None = None  # `I/N` in the sharded mode
-
-    @property
-    def who(self) -> str:
-        return f"the {self.side} side" + (f" of shard {self.shard}" if self.shard else "")
-
-    @property
-    def input_error(self) -> bool:
-        return self.returncode == InputError.exit_code
-
-    @property
-    def fatal(self) -> bool:
-        """A failure that makes the other side's run pointless. A base that cannot run its
-        input (the PR brings the system in) is not: the head is still judged on its own."""
-        return self.returncode not in (0, None) and not (self.side == "base" and self.input_error)
-
-
-@dataclass
-class Side:
-    name: str
-    root: Path
-    report: Path  # OUT/LABEL.jsonl
-    returncode: int | None = None
-    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
-
-    @property
-    def error_line(self) -> str:
-        for line in reversed(self.tail):
-            if line.startswith("gate: error: "):
-                return line.removeprefix("gate: error: ")
-        return self.tail[-1] if self.tail else "no output"
-
-    def status(self, shard: Shard | None = None) -> SideStatus:
-        failed = self.returncode not in (0, None)
-        return SideStatus.model_validate(
-            {
-                "side": self.name,
-                "returncode": self.returncode,
-                "error": self.error_line if failed else None,
-                "shard": str(shard) if shard else None,
-            }
-        )
-
-
-def side_env(environ: Mapping[str, str], cache_dir: str) -> dict[str, str]:
-    env = {k: v for k, v in environ.items() if not SCRUBBED.match(k)}
-    env["GATE_CACHE_DIR"] = cache_dir
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def default_cache_dir(environ: Mapping[str, str]) -> str:
-    if environ.get("GATE_CACHE_DIR"):
-        return environ["GATE_CACHE_DIR"]
-    base = environ.get("XDG_CACHE_HOME") or str(
-        Path(environ.get("HOME", "~")).expanduser() / ".cache"
-    )
-    return str(Path(base) / "eval-gate")
-
-
-def _stream(process: subprocess.Popen[str], side: Side, out: TextIO, lock: threading.Lock) -> None:
-    assert process.stdout is not None
-    for raw in process.stdout:
-        line = raw.rstrip("\n")
-        side.tail.append(line)
-        shown = line if line.startswith(f"[{side.name}]") else f"[{side.name}] {line}"
-        with lock:
-            out.write(shown + "\n")
-            out.flush()
-
-
-def run_sides(
-    sides: Sequence[Side],
-    config: Path,
-    suite: str,
-    env: Mapping[str, str],
-    out: TextIO,
-    *,
-    shard: Shard | None = None,
-) -> None:
-    """`gate run` for each side at once (only `shard` of the suite when given); a fatal failure
-    of one stops the others."""
-    lock = threading.Lock()
-    procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
-    try:
-        for side in sides:
-            argv = [
-                sys.executable, "-P", "-m", "gate", "run", "-c", str(config), "--suite", suite,
-                "--root", str(side.root), "--out", str(side.report.parent),
-                "--label", side.report.stem, *(["--shard", str(shard)] if shard else []),
-            ]  # fmt: skip
-            proc = subprocess.Popen(
-                argv,
-                cwd=side.root,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                start_new_session=True,
-            )
-            thread = threading.Thread(target=_stream, args=(proc, side, out, lock), daemon=True)
-            thread.start()
-            procs.append((side, proc, thread))
-        pending = list(procs)
-        while pending:
-            for item in list(pending):
-                side, proc, thread = item
-                try:
-                    side.returncode = proc.wait(timeout=0.1)
-                except subprocess.TimeoutExpired:
-                    continue
-                thread.join()
-                pending.remove(item)
-                if side.status().fatal:
-                    for _, other, _ in pending:
-                        _kill(other)
-    finally:
-        for _, proc, thread in procs:
-            if proc.poll() is None:
-                _kill(proc)
-            thread.join(timeout=5)
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 # --- judging what the sides left ---------------------------------------------------------------

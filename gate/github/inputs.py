@@ -14,9 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from gate.config import Severity
 from gate.errors import InputError
-from gate.shard import Shard
+from gate.inputs.config import Severity
+from gate.run.shard import Shard
 
 CommentMode = Literal["always", "on-change", "never"]
 Mode = Literal["full", "shard", "finish"]

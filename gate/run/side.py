@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from gate import __version__
-from gate.cases import Case, load_cases
 from gate.checks import CheckContext
-from gate.config import GateConfig, LoadedConfig, SuiteConfig
 from gate.errors import InputError
-from gate.meta import find_repo_root, git_state, hash_files, now_iso
-from gate.progress import Progress
-from gate.report import ReportWriter, RunMeta, Summary
-from gate.runner import RunOptions, run_cases
-from gate.shard import Shard, select_shard
+from gate.inputs.cases import Case, load_cases
+from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.report.io import ReportWriter
+from gate.report.models import RunMeta, Summary
+from gate.run.progress import Progress
+from gate.run.provenance import find_repo_root, git_state, hash_files, now_iso
+from gate.run.runner import RunOptions, run_cases
+from gate.run.shard import Shard, select_shard
 from gate.systems import SystemEnv, build_system
 from gate.systems.base import System
 
@@ -103,7 +104,7 @@ def open_services(
 
             ctx.sandbox = stack.enter_context(open_sandbox(config.sandbox, env.root))
         if config.judge is not None and any(c.expect.rubric for c in cases):
-            from gate.judge import open_judge
+            from gate.checks.judge import open_judge
 
             ctx.judge = stack.enter_context(open_judge(config.judge, env))
         yield system, ctx

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from gate.cases import Case
 from gate.checks import CheckContext, CheckPlan, CheckResult, plan_checks
 from gate.errors import CheckInfraError, GateError
-from gate.report import (
+from gate.inputs.cases import Case
+from gate.report.models import (
     Attempt,
     CaseResult,
     JudgeUsage,

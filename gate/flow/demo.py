@@ -23,7 +23,7 @@ from typing import TextIO
 
 import git
 
-from gate.preview import html_page, terminal_text
+from gate.render.preview import html_page, terminal_text
 
 DEMO_CONFIG = """\
 # Eval Gate demo: the support suite against the bundled offline example app.
@@ -116,7 +116,7 @@ with OPENAI_API_KEY in the environment (see docs/providers.md).
 
 
 def run_demo(folder: Path | None, out: TextIO, progress: TextIO) -> DemoResult:
-    from gate.pr import combined_verdict, run_check  # the very code path of `gate check`
+    from gate.flow.pr import combined_verdict, run_check
 
     folder = folder or Path(tempfile.mkdtemp(prefix="gate-demo-"))
     repo = folder / "ledgerly"

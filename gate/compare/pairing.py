@@ -1,200 +1,33 @@
-"""Compare the base and head reports of one suite: what changed, and the verdict.
+"""Pair the base and head reports of one suite by id over the head's suite: what changed.
 
-Pure: reports in, a `Comparison` out (it is also the `json` format, so its keys are stable).
-Cases are paired by id over the head's suite; cases only in base are `removed`, cases only in
+Pure: reports in, a `Comparison` out. Cases only in base are `removed`, cases only in
 head are `added`, and pass rates and their delta are over the paired cases.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from gate.checks.base import CheckResult
-from gate.config import GateConfig
-from gate.report import (
-    CaseResult,
-    JudgeUsage,
-    Report,
-    RunMeta,
-    Status,
-    calls_of,
-    percentile,
-    total_judge,
+from gate.compare.models import (
+    EXCERPT_CHARS,
+    CaseChange,
+    Comparison,
+    Policy,
+    SideTotals,
+    SideUsage,
+    TaskDelta,
 )
-from gate.stats import PairedCounts, Significance, paired_counts, significance
+from gate.compare.stats import PairedCounts, paired_counts, significance
+from gate.compare.verdict import decide
+from gate.report.io import Report
+from gate.report.models import CaseResult, JudgeUsage, total_judge
+from gate.report.summary import calls_of, percentile
 
-Verdict = Literal["pass", "fail", "error", "skipped"]
-EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
-
-EXCERPT_CHARS = 2000
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
 SEVERITY_ORDER = {"blocker": 0, "major": 1, "minor": 2}
-
-
-class Policy(BaseModel):
-    """The rules that turn a comparison into a verdict (from gate.yml and the command line)."""
-
-    threshold: float = Field(3.0, ge=0, description="points of pass rate a PR may lose")
-    block_severities: list[str] = Field(default_factory=lambda: ["blocker"])
-    require_significance: bool = Field(
-        False, description="the threshold rule blocks only if the drop is also significant"
-    )
-    alpha: float = Field(0.05, gt=0, lt=1)
-    max_error_rate: float = Field(
-        5.0, ge=0, le=100, description="percent of errors per side above which the verdict is error"
-    )
-
-    @classmethod
-    def from_config(
-        cls,
-        config: GateConfig,
-        *,
-        threshold: float | None = None,
-        block_severities: list[str] | None = None,
-    ) -> Policy:
-        return cls(
-            threshold=config.threshold if threshold is None else threshold,
-            block_severities=list(
-                config.block_severities if block_severities is None else block_severities
-            ),
-            require_significance=config.require_significance,
-            alpha=config.alpha,
-            max_error_rate=config.max_error_rate,
-        )
-
-
-class CaseChange(BaseModel):
-    """One case on both sides. Held-out cases carry only id, task, severity and outcomes."""
-
-    id: str
-    task: str
-    severity: str
-    heldout: bool = False
-    blocking: bool = False
-    base: Status | None = Field(None, description="None: the case is not in the base report")
-    head: Status | None = Field(None, description="None: the case is not in the head report")
-    base_fraction: float | None = Field(None, description="pass fraction over the repeats")
-    head_fraction: float | None = None
-    base_repeats: int = 0
-    head_repeats: int = 0
-    base_flaky: bool = False
-    head_flaky: bool = False
-    failed_checks: list[CheckResult] = Field(default_factory=list)
-    review_checks: list[CheckResult] = Field(default_factory=list)
-    output: str | None = Field(None, description=f"first {EXCERPT_CHARS} characters")
-    output_chars: int = 0
-    error: str | None = None
-    base_error: str | None = None
-    file: str = ""
-    line: int = 0
-    index: int = 0
-
-    @property
-    def flaky(self) -> bool:
-        return self.base_flaky or self.head_flaky
-
-
-class TaskDelta(BaseModel):
-    task: str
-    n: int = Field(description="paired cases of this task")
-    base_passed: int
-    head_passed: int
-    base_pass_rate: float | None
-    head_pass_rate: float | None
-    delta_points: float | None
-    regressions: int = 0
-    fixes: int = 0
-    added: int = 0
-    removed: int = 0
-
-
-class SideUsage(BaseModel):
-    """Tokens, cost and latency of one side over the paired cases (every repeat counted)."""
-
-    calls: int = 0
-    tokens_prompt: int = 0
-    tokens_completion: int = 0
-    tokens_total: int = 0
-    cost_usd: float | None = None
-    latency_p50_ms: float | None = None
-    latency_p95_ms: float | None = None
-    judge_calls: int = 0  # what grading cost, apart from the system's own tokens and cost
-    judge_tokens: int = 0
-    judge_cost_usd: float | None = None
-
-
-class SideTotals(BaseModel):
-    """A whole report, paired or not."""
-
-    n: int = 0
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
-    needs_review: int = 0
-    pass_rate: float | None = None
-    error_rate: float | None = None
-    repeats: int = 1
-
-
-class Comparison(BaseModel):
-    """The result of `gate compare`, and its `json` format."""
-
-    verdict: Verdict
-    reasons: list[str] = Field(default_factory=list, description="why this verdict")
-    notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
-    suite: str = "default"
-    policy: Policy = Field(default_factory=Policy)
-    base_pass_rate: float | None = None
-    head_pass_rate: float | None = None
-    delta_points: float | None = None
-    paired: int = 0
-    regressions: list[str] = Field(default_factory=list, description="pass -> fail")
-    new_errors: list[str] = Field(default_factory=list, description="pass -> error")
-    fixes: list[str] = Field(default_factory=list, description="not passing -> pass")
-    still_failing: list[str] = Field(default_factory=list, description="not passing -> fail")
-    added: list[str] = Field(default_factory=list)
-    removed: list[str] = Field(default_factory=list)
-    blocker_failures: list[str] = Field(
-        default_factory=list, description="blocking-severity cases not passing on head"
-    )
-    new_blocker_failures: list[str] = Field(
-        default_factory=list, description="the blocker failures that passed on base or are new"
-    )
-    errors: list[str] = Field(default_factory=list, description="error on head")
-    base_errors: list[str] = Field(default_factory=list, description="error on base")
-    needs_review: list[str] = Field(default_factory=list, description="needs_review on head")
-    flaky: list[str] = Field(default_factory=list, description="outcome varies across repeats")
-    p_value: float | None = Field(None, description="exact McNemar p-value")
-    ci_low_points: float | None = None
-    ci_high_points: float | None = None
-    significant: bool = False
-    statistics: Significance | None = None
-    tasks: list[TaskDelta] = Field(default_factory=list)
-    base: SideTotals = Field(default_factory=SideTotals)
-    head: SideTotals = Field(default_factory=SideTotals)
-    base_usage: SideUsage = Field(default_factory=SideUsage)
-    head_usage: SideUsage = Field(default_factory=SideUsage)
-    cases: dict[str, CaseChange] = Field(
-        default_factory=dict, description="every case named in a list above, by id"
-    )
-    base_meta: RunMeta | None = None
-    head_meta: RunMeta | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
-
-    def case_list(self, ids: Iterable[str]) -> list[CaseChange]:
-        return [self.cases[i] for i in ids]
-
-
-def skipped_comparison(reason: str, *, suite: str = "default") -> Comparison:
-    """No watched file changed: nothing was run, nothing blocks."""
-    return Comparison(verdict="skipped", reasons=[reason], suite=suite)
 
 
 def rate(passed: int, n: int) -> float | None:
@@ -412,102 +245,6 @@ class _Lists:
 
     def cases(self) -> dict[str, CaseChange]:
         return {c.id: c for items in self.by_name.values() for c in items}
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.1f}".replace("-", "\N{MINUS SIGN}")
-
-
-def _error_reasons(base: SideTotals, head: SideTotals, policy: Policy) -> list[str]:
-    reasons = []
-    if head.n == 0:
-        reasons.append("the head report has no case results")
-    for label, side in (("base", base), ("head", head)):
-        if side.n and side.error_rate is not None and side.error_rate > policy.max_error_rate:
-            reasons.append(
-                f"{side.errors} of {side.n} {label} cases ended in an error "
-                f"({_fmt(side.error_rate)}%, the limit is {policy.max_error_rate:g}%)"
-            )
-    return reasons
-
-
-def _blocking_errors(
-    changes: dict[str, CaseChange], lists: dict[str, list[str]], policy: Policy
-) -> list[str]:
-    reasons = []
-    for side in ("head", "base"):
-        ids = [
-            i for i in lists["errors" if side == "head" else "base_errors"] if changes[i].blocking
-        ]
-        if ids:
-            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-            noun = "case" if len(ids) == 1 else "cases"
-            reasons.append(f"blocking {noun} {shown} ended in an error on {side}")
-    return reasons
-
-
-def _threshold_reason(
-    delta: float | None, stats: Significance, policy: Policy, notes: list[str]
-) -> list[str]:
-    if delta is None or delta >= -policy.threshold:
-        return []
-    drop = (
-        f"the pass rate dropped {_fmt(-delta)} points, more than the threshold of "
-        f"{policy.threshold:g}"
-    )
-    if not policy.require_significance:
-        return [drop]
-    p = stats.decision_p_value
-    if stats.significant and p is not None:
-        return [f"{drop}, and the drop is significant (p = {p:.3g} < {policy.alpha:g})"]
-    shown = "n/a" if p is None else f"{p:.3g}"
-    notes.append(
-        f"{drop}, but the drop is not significant (p = {shown}, alpha {policy.alpha:g}); "
-        "require_significance is on, so it does not block"
-    )
-    return []
-
-
-def _blocker_reason(lists: dict[str, list[str]]) -> list[str]:
-    failing = lists["blocker_failures"]
-    if not failing:
-        return []
-    new = set(lists["new_blocker_failures"])
-    shown = ", ".join(
-        f"{i} ({'new' if i in new else 'already failing on base'})" for i in failing[:5]
-    )
-    more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
-    noun = "case does" if len(failing) == 1 else "cases do"
-    return [f"{len(failing)} blocking {noun} not pass on head: {shown}{more}"]
-
-
-def decide(
-    base: SideTotals,
-    head: SideTotals,
-    delta: float | None,
-    stats: Significance,
-    lists: dict[str, list[str]],
-    changes: dict[str, CaseChange],
-    policy: Policy,
-) -> tuple[Verdict, list[str], list[str]]:
-    """(verdict, reasons, notes): errors first, then the two blocking rules."""
-    notes: list[str] = []
-    errors = _error_reasons(base, head, policy) + _blocking_errors(changes, lists, policy)
-    failures = _threshold_reason(delta, stats, policy, notes) + _blocker_reason(lists)
-    if errors:
-        return "error", errors + [f"also: {f}" for f in failures], notes
-    if failures:
-        return "fail", failures, notes
-    reasons = []
-    if delta is None:
-        reasons.append("no case ran on both sides, so the threshold rule does not apply")
-    else:
-        reasons.append(
-            f"the pass rate changed by {'+' if delta >= 0 else ''}{_fmt(delta)} points "
-            f"(a drop of more than {policy.threshold:g} blocks)"
-        )
-    reasons.append("no blocking case fails on head")
-    return "pass", reasons, notes
 
 
 def _notes(base: Report, head: Report, added: int, removed: int) -> list[str]:

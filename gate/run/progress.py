@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TextIO
 
 from gate.providers.traffic import Traffic
-from gate.report import CaseResult
+from gate.report.models import CaseResult
 
 
 class Progress:

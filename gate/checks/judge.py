@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.checks.base import CheckResult, JudgeCall, JudgeVerdict
-from gate.config import JudgeConfig
 from gate.errors import CheckInfraError, SystemCallError
+from gate.inputs.config import JudgeConfig
 from gate.providers.chat import client_for
 from gate.providers.client import ProviderClient
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
@@ -39,7 +39,7 @@ from gate.providers.transport import Endpoint
 from gate.systems.base import SystemEnv, SystemOutput
 
 if TYPE_CHECKING:
-    from gate.cases import Case
+    from gate.inputs.cases import Case
 
 REASON_CHARS = 300
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)

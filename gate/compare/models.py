@@ -1,0 +1,182 @@
+"""The comparison's models: the policy, one case on both sides, per-task and per-side totals,
+and `Comparison`, which is also the `json` format (its keys are stable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from gate.checks.base import CheckResult
+from gate.compare.stats import Significance
+from gate.inputs.config import GateConfig
+from gate.report.models import RunMeta, Status
+
+Verdict = Literal["pass", "fail", "error", "skipped"]
+EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
+
+EXCERPT_CHARS = 2000
+
+
+class Policy(BaseModel):
+    """The rules that turn a comparison into a verdict (from gate.yml and the command line)."""
+
+    threshold: float = Field(3.0, ge=0, description="points of pass rate a PR may lose")
+    block_severities: list[str] = Field(default_factory=lambda: ["blocker"])
+    require_significance: bool = Field(
+        False, description="the threshold rule blocks only if the drop is also significant"
+    )
+    alpha: float = Field(0.05, gt=0, lt=1)
+    max_error_rate: float = Field(
+        5.0, ge=0, le=100, description="percent of errors per side above which the verdict is error"
+    )
+
+    @classmethod
+    def from_config(
+        cls,
+        config: GateConfig,
+        *,
+        threshold: float | None = None,
+        block_severities: list[str] | None = None,
+    ) -> Policy:
+        return cls(
+            threshold=config.threshold if threshold is None else threshold,
+            block_severities=list(
+                config.block_severities if block_severities is None else block_severities
+            ),
+            require_significance=config.require_significance,
+            alpha=config.alpha,
+            max_error_rate=config.max_error_rate,
+        )
+
+
+class CaseChange(BaseModel):
+    """One case on both sides. Held-out cases carry only id, task, severity and outcomes."""
+
+    id: str
+    task: str
+    severity: str
+    heldout: bool = False
+    blocking: bool = False
+    base: Status | None = Field(None, description="None: the case is not in the base report")
+    head: Status | None = Field(None, description="None: the case is not in the head report")
+    base_fraction: float | None = Field(None, description="pass fraction over the repeats")
+    head_fraction: float | None = None
+    base_repeats: int = 0
+    head_repeats: int = 0
+    base_flaky: bool = False
+    head_flaky: bool = False
+    failed_checks: list[CheckResult] = Field(default_factory=list)
+    review_checks: list[CheckResult] = Field(default_factory=list)
+    output: str | None = Field(None, description=f"first {EXCERPT_CHARS} characters")
+    output_chars: int = 0
+    error: str | None = None
+    base_error: str | None = None
+    file: str = ""
+    line: int = 0
+    index: int = 0
+
+    @property
+    def flaky(self) -> bool:
+        return self.base_flaky or self.head_flaky
+
+
+class TaskDelta(BaseModel):
+    task: str
+    n: int = Field(description="paired cases of this task")
+    base_passed: int
+    head_passed: int
+    base_pass_rate: float | None
+    head_pass_rate: float | None
+    delta_points: float | None
+    regressions: int = 0
+    fixes: int = 0
+    added: int = 0
+    removed: int = 0
+
+
+class SideUsage(BaseModel):
+    """Tokens, cost and latency of one side over the paired cases (every repeat counted)."""
+
+    calls: int = 0
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    tokens_total: int = 0
+    cost_usd: float | None = None
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    judge_calls: int = 0  # what grading cost, apart from the system's own tokens and cost
+    judge_tokens: int = 0
+    judge_cost_usd: float | None = None
+
+
+class SideTotals(BaseModel):
+    """A whole report, paired or not."""
+
+    n: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    needs_review: int = 0
+    pass_rate: float | None = None
+    error_rate: float | None = None
+    repeats: int = 1
+
+
+class Comparison(BaseModel):
+    """The result of `gate compare`, and its `json` format."""
+
+    verdict: Verdict
+    reasons: list[str] = Field(default_factory=list, description="why this verdict")
+    notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
+    suite: str = "default"
+    policy: Policy = Field(default_factory=Policy)
+    base_pass_rate: float | None = None
+    head_pass_rate: float | None = None
+    delta_points: float | None = None
+    paired: int = 0
+    regressions: list[str] = Field(default_factory=list, description="pass -> fail")
+    new_errors: list[str] = Field(default_factory=list, description="pass -> error")
+    fixes: list[str] = Field(default_factory=list, description="not passing -> pass")
+    still_failing: list[str] = Field(default_factory=list, description="not passing -> fail")
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    blocker_failures: list[str] = Field(
+        default_factory=list, description="blocking-severity cases not passing on head"
+    )
+    new_blocker_failures: list[str] = Field(
+        default_factory=list, description="the blocker failures that passed on base or are new"
+    )
+    errors: list[str] = Field(default_factory=list, description="error on head")
+    base_errors: list[str] = Field(default_factory=list, description="error on base")
+    needs_review: list[str] = Field(default_factory=list, description="needs_review on head")
+    flaky: list[str] = Field(default_factory=list, description="outcome varies across repeats")
+    p_value: float | None = Field(None, description="exact McNemar p-value")
+    ci_low_points: float | None = None
+    ci_high_points: float | None = None
+    significant: bool = False
+    statistics: Significance | None = None
+    tasks: list[TaskDelta] = Field(default_factory=list)
+    base: SideTotals = Field(default_factory=SideTotals)
+    head: SideTotals = Field(default_factory=SideTotals)
+    base_usage: SideUsage = Field(default_factory=SideUsage)
+    head_usage: SideUsage = Field(default_factory=SideUsage)
+    cases: dict[str, CaseChange] = Field(
+        default_factory=dict, description="every case named in a list above, by id"
+    )
+    base_meta: RunMeta | None = None
+    head_meta: RunMeta | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def case_list(self, ids: Iterable[str]) -> list[CaseChange]:
+        return [self.cases[i] for i in ids]
+
+
+def skipped_comparison(reason: str, *, suite: str = "default") -> Comparison:
+    """No watched file changed: nothing was run, nothing blocks."""
+    return Comparison(verdict="skipped", reasons=[reason], suite=suite)

@@ -1,0 +1,178 @@
+"""Running the sides: `gate run` of base and head, each in its own Python process, at once.
+
+Each side runs with `-P`, so the checkout's folder is never put on the import path by
+accident: a `python` system imports a module of the same name from two checkouts, which one
+process cannot hold. The two sides share the response cache; their progress is streamed with
+the side as prefix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TextIO
+
+from pydantic import BaseModel, ConfigDict
+
+from gate.errors import InputError
+from gate.run.shard import Shard
+
+SIDES = ("base", "head")
+TAIL_LINES = 20
+# Never handed to the code under test: the gate's own credentials and the runner's.
+SCRUBBED = re.compile(r"^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$")
+
+
+# --- running the sides -----------------------------------------------------------------------
+
+
+class SideStatus(BaseModel):
+    """How one side's `gate run` ended (in the sharded mode: one side of one shard)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    side: Literal["base", "head"]
+    returncode: int | None = None  # None: it never came to an end
+    error: str | None = None  # the run's last error line, when it failed
+    shard: str | None = None  # `I/N` in the sharded mode
+
+    @property
+    def who(self) -> str:
+        return f"the {self.side} side" + (f" of shard {self.shard}" if self.shard else "")
+
+    @property
+    def input_error(self) -> bool:
+        return self.returncode == InputError.exit_code
+
+    @property
+    def fatal(self) -> bool:
+        """A failure that makes the other side's run pointless. A base that cannot run its
+        input (the PR brings the system in) is not: the head is still judged on its own."""
+        return self.returncode not in (0, None) and not (self.side == "base" and self.input_error)
+
+
+@dataclass
+class Side:
+    name: str
+    root: Path
+    report: Path  # OUT/LABEL.jsonl
+    returncode: int | None = None
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+
+    @property
+    def error_line(self) -> str:
+        for line in reversed(self.tail):
+            if line.startswith("gate: error: "):
+                return line.removeprefix("gate: error: ")
+        return self.tail[-1] if self.tail else "no output"
+
+    def status(self, shard: Shard | None = None) -> SideStatus:
+        failed = self.returncode not in (0, None)
+        return SideStatus.model_validate(
+            {
+                "side": self.name,
+                "returncode": self.returncode,
+                "error": self.error_line if failed else None,
+                "shard": str(shard) if shard else None,
+            }
+        )
+
+
+def side_env(environ: Mapping[str, str], cache_dir: str) -> dict[str, str]:
+    env = {k: v for k, v in environ.items() if not SCRUBBED.match(k)}
+    env["GATE_CACHE_DIR"] = cache_dir
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> str:
+    if environ.get("GATE_CACHE_DIR"):
+        return environ["GATE_CACHE_DIR"]
+    base = environ.get("XDG_CACHE_HOME") or str(
+        Path(environ.get("HOME", "~")).expanduser() / ".cache"
+    )
+    return str(Path(base) / "eval-gate")
+
+
+def _stream(process: subprocess.Popen[str], side: Side, out: TextIO, lock: threading.Lock) -> None:
+    assert process.stdout is not None
+    for raw in process.stdout:
+        line = raw.rstrip("\n")
+        side.tail.append(line)
+        shown = line if line.startswith(f"[{side.name}]") else f"[{side.name}] {line}"
+        with lock:
+            out.write(shown + "\n")
+            out.flush()
+
+
+def run_sides(
+    sides: Sequence[Side],
+    config: Path,
+    suite: str,
+    env: Mapping[str, str],
+    out: TextIO,
+    *,
+    shard: Shard | None = None,
+) -> None:
+    """`gate run` for each side at once (only `shard` of the suite when given); a fatal failure
+    of one stops the others."""
+    lock = threading.Lock()
+    procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
+    try:
+        for side in sides:
+            argv = [
+                sys.executable, "-P", "-m", "gate", "run", "-c", str(config), "--suite", suite,
+                "--root", str(side.root), "--out", str(side.report.parent),
+                "--label", side.report.stem, *(["--shard", str(shard)] if shard else []),
+            ]  # fmt: skip
+            proc = subprocess.Popen(
+                argv,
+                cwd=side.root,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                start_new_session=True,
+            )
+            thread = threading.Thread(target=_stream, args=(proc, side, out, lock), daemon=True)
+            thread.start()
+            procs.append((side, proc, thread))
+        pending = list(procs)
+        while pending:
+            for item in list(pending):
+                side, proc, thread = item
+                try:
+                    side.returncode = proc.wait(timeout=0.1)
+                except subprocess.TimeoutExpired:
+                    continue
+                thread.join()
+                pending.remove(item)
+                if side.status().fatal:
+                    for _, other, _ in pending:
+                        _kill(other)
+    finally:
+        for _, proc, thread in procs:
+            if proc.poll() is None:
+                _kill(proc)
+            thread.join(timeout=5)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()

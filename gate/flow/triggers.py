@@ -1,0 +1,77 @@
+"""What a suite depends on: the globs whose change makes it run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from gate.flow.git import FileChange, watched
+from gate.inputs.config import (
+    AnthropicSystem,
+    CommandSystem,
+    LoadedConfig,
+    OpenAISystem,
+    PythonSystem,
+    ReplaySystem,
+    SuiteConfig,
+)
+
+# --- what a suite depends on ---------------------------------------------------------------
+
+
+def _repo_relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _model_config_system_file(path: Path, root: Path) -> list[str]:
+    """A model config may name a system-prompt file (`system:`); that file matters too."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return []
+    system = data.get("system") if isinstance(data, dict) else None
+    if not isinstance(system, str) or "\n" in system:
+        return []
+    for candidate in (root / system, path.parent / system):
+        if candidate.is_file():
+            return [p for p in [_repo_relative(candidate, root)] if p]
+    return []
+
+
+def system_files(suite: SuiteConfig, root: Path) -> list[str]:
+    """The system's own files in the checkout, as repo-relative paths or globs."""
+    system = suite.system
+    if isinstance(system, OpenAISystem | AnthropicSystem):
+        files = [system.prompt, system.model_config_file]
+        return files + _model_config_system_file(root / system.model_config_file, root)
+    if isinstance(system, PythonSystem):
+        module = system.target.partition(":")[0].replace(".", "/")
+        return [f"{module}.py", f"{module}/__init__.py"]
+    if isinstance(system, ReplaySystem):
+        return [system.file]
+    if isinstance(system, CommandSystem) and "/" in system.command[0]:
+        return [system.command[0]]
+    return []
+
+
+def suite_triggers(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str]:
+    """Globs (repo-relative) whose change makes the suite run: `watch` (global and the
+    suite's), gate.yml itself, the suite's case files and the system's own files."""
+    config_dir = _repo_relative(loaded.base_dir, root) or ""
+    prefix = f"{config_dir}/" if config_dir not in ("", ".") else ""
+    cases = [suite.cases] if isinstance(suite.cases, str) else list(suite.cases)
+    patterns = [*loaded.config.watch, *suite.watch]
+    patterns += [p for p in [_repo_relative(loaded.path, root)] if p]
+    patterns += [prefix + c.removeprefix("./") for c in cases]
+    patterns += [f.removeprefix("./") for f in system_files(suite, root)]
+    patterns += [f"{p.strip('/')}/**" for p in loaded.config.sandbox.pythonpath]
+    return list(dict.fromkeys(patterns))
+
+
+def relevant_changes(changes: Sequence[FileChange], patterns: Sequence[str]) -> list[FileChange]:
+    return [c for c in changes if any(watched(p, patterns) for p in c.paths)]

@@ -1,0 +1,199 @@
+"""Run reports' models: the stable on-disk interface between `gate run` and everything after it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gate import REPORT_SCHEMA_VERSION
+from gate.checks.base import CheckResult, JudgeCall
+
+Status = Literal["pass", "fail", "error", "needs_review"]
+OUTPUT_LIMIT = 20_000
+
+
+class Tokens(BaseModel):
+    prompt: int = 0
+    completion: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(
+            prompt=self.prompt + other.prompt, completion=self.completion + other.completion
+        )
+
+
+class JudgeUsage(BaseModel):
+    """The judge calls behind a result: what grading cost, kept apart from the system's own
+    tokens and cost (which the comparison reads as the PR's effect)."""
+
+    calls: int = 0
+    cached: int = 0
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
+
+    @classmethod
+    def of(cls, call: JudgeCall) -> JudgeUsage:
+        return cls(
+            calls=1,
+            cached=int(call.cached),
+            tokens=Tokens(prompt=call.prompt_tokens, completion=call.completion_tokens),
+            cost_usd=call.cost_usd,
+        )
+
+    def __add__(self, other: JudgeUsage) -> JudgeUsage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
+        return JudgeUsage(
+            calls=self.calls + other.calls,
+            cached=self.cached + other.cached,
+            tokens=self.tokens + other.tokens,
+            cost_usd=round(sum(costs), 8) if costs else None,
+        )
+
+
+def total_judge(usages: Iterable[JudgeUsage | None]) -> JudgeUsage | None:
+    present = [u for u in usages if u is not None]
+    return sum(present[1:], present[0]) if present else None
+
+
+class Attempt(BaseModel):
+    """One call of the system for a case (there are `repeats` of them)."""
+
+    repeat: int
+    status: Status
+    checks: list[CheckResult] = Field(default_factory=list)
+    scores: dict[str, int] = Field(default_factory=dict)
+    output: str | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
+    cached: bool = False
+    judge: JudgeUsage | None = None
+
+
+class CaseResult(BaseModel):
+    """One line of `LABEL.jsonl`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    task: str
+    severity: str = "major"
+    heldout: bool = False
+    status: Status
+    passed: bool
+    checks: list[CheckResult] = Field(default_factory=list)
+    scores: dict[str, int] = Field(default_factory=dict)
+    latency_ms: float | None = None
+    tokens: Tokens = Field(default_factory=Tokens)
+    cost_usd: float | None = None
+    output: str | None = None
+    error: str | None = None
+    cached: bool = False
+    repeats: int = 1
+    pass_fraction: float = 0.0
+    flaky: bool = False
+    attempts: list[Attempt] = Field(default_factory=list)
+    judge: JudgeUsage | None = None
+    file: str = ""
+    line: int = 0
+    index: int = 0
+    folded_calls: tuple[Call, ...] | None = Field(None, exclude=True, repr=False)
+
+    @property
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if c.passed is False]
+
+    def fold_attempts(self) -> None:
+        """Keep of the attempts only what totals read (`calls_of`): a large report with
+        repeats then fits in memory. For reading; a folded result is not written again."""
+        if self.attempts:
+            self.folded_calls = tuple(map(Call.of, self.attempts))
+            self.attempts = []
+
+
+class Call(NamedTuple):
+    """One call of the system, as totals and comparisons count it (a few dozen bytes, where
+    an `Attempt` object takes about 2 KB)."""
+
+    latency_ms: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    cached: bool
+
+    @classmethod
+    def of(cls, source: Attempt | CaseResult) -> Call:
+        tokens = source.tokens
+        return cls(
+            source.latency_ms, tokens.prompt, tokens.completion, source.cost_usd, source.cached
+        )
+
+
+class RunMeta(BaseModel):
+    """The metadata line: where, what and with which files this report was produced."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["meta"] = "meta"
+    schema_version: int = REPORT_SCHEMA_VERSION
+    gate_version: str = ""
+    label: str = ""
+    suite: str = ""
+    created_at: str = ""
+    root: str = ""
+    git_sha: str | None = None
+    git_dirty: bool | None = None
+    config_file: str | None = None
+    files: dict[str, str] = Field(default_factory=dict, description="path -> sha256")
+    system: dict[str, Any] = Field(default_factory=dict)
+    repeats: int = 1
+    concurrency: int = 1
+    n_cases: int = 0
+    suite_size: int | None = Field(None, description="Cases in the whole suite (before sharding)")
+    shard: str | None = None
+    shards: list[str] = Field(default_factory=list)
+    sandbox: dict[str, Any] | None = None
+
+
+class TaskSummary(BaseModel):
+    n: int = 0
+    passed: int = 0
+    pass_rate: float = 0.0
+
+
+class Summary(BaseModel):
+    """`LABEL.summary.json`."""
+
+    n: int
+    passed: int
+    failed: int
+    errors: int
+    needs_review: int
+    pass_rate: float = Field(description="Percent of cases that passed (errors count as not)")
+    by_task: dict[str, TaskSummary]
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    tokens: dict[str, int]
+    cost_usd: float | None
+    cache: dict[str, int]
+    judge: JudgeUsage | None = Field(None, description="Rubric judge calls, tokens and cost")
+    http: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Per provider client (system, judge): requests, retries, 429s, failures",
+    )
+    flaky: int
+    duration_s: float | None = None
+    meta: RunMeta
+
+
+def truncate_output(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n…[truncated {len(text) - limit} characters]"
