@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from gate.checks.base import CheckResult
-from gate.report.io import Report, ReportWriter, read_report
-from gate.report.models import Attempt, CaseResult, RunMeta, Tokens
+from gate.report.io import ReportWriter, read_report
+from gate.report.models import Attempt, CaseResult, Report, RunMeta, Tokens
 
 HOSTILE_OUTPUTS = [
     "| a | b |\n|---|---|\n| c | d |",

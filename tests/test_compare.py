@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from compare_fixtures import case, repeated, report, write_report
 
-from gate.compare.models import EXIT_CODES, Comparison, Policy, skipped_comparison
+from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare, usage
 from gate.compare.stats import SIGN_FLIP, mcnemar_exact
 from gate.inputs.config import GateConfig
+from gate.inputs.policy import Policy
 from gate.report.io import read_report
 from gate.report.summary import summarise
 

@@ -13,9 +13,10 @@ import pytest
 from cmarkgfm.cmark import Options
 from compare_fixtures import HOSTILE_OUTPUTS, case, check, report
 
-from gate.compare.models import Comparison, Policy, skipped_comparison
+from gate.compare.models import Comparison, skipped_comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
+from gate.inputs.policy import Policy
 from gate.render import (
     COMMENT_MAX_CHARS,
     RenderContext,

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.compare.models import EXIT_CODES, Policy
+from gate.compare.models import EXIT_CODES
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.inputs.config import load_config
+from gate.inputs.policy import SEVERITIES, Policy
 from gate.render import (
     RenderContext,
     render_comment,
@@ -69,7 +70,7 @@ def _severities(value: str | None) -> list[str] | None:
     if value is None:
         return None
     items = [part.strip() for part in value.split(",") if part.strip()]
-    unknown = sorted(set(items) - {"blocker", "major", "minor"})
+    unknown = sorted(set(items) - set(SEVERITIES))
     if unknown:
         raise InputError(
             f"unknown severity {unknown[0]!r}; use blocker, major or minor",

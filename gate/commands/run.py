@@ -32,8 +32,9 @@ def add_parser(sub: Any) -> None:
 
 
 def describe(summary: Summary, path: Path) -> str:
+    rate = "no case" if summary.pass_rate is None else f"{summary.pass_rate:.2f}%"
     return (
-        f"{summary.meta.suite}: {summary.passed}/{summary.n} passed ({summary.pass_rate:.2f}%)"
+        f"{summary.meta.suite}: {summary.passed}/{summary.n} passed ({rate})"
         f", {summary.failed} failed, {summary.errors} errors"
         + (f", {summary.needs_review} need review" if summary.needs_review else "")
         + judge_part(summary.judge)

@@ -11,45 +11,13 @@ from pydantic import BaseModel, Field
 
 from gate.checks.base import CheckResult
 from gate.compare.stats import Significance
-from gate.inputs.config import GateConfig
+from gate.inputs.policy import Policy
 from gate.report.models import RunMeta, Status
 
 Verdict = Literal["pass", "fail", "error", "skipped"]
 EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
 
 EXCERPT_CHARS = 2000
-
-
-class Policy(BaseModel):
-    """The rules that turn a comparison into a verdict (from gate.yml and the command line)."""
-
-    threshold: float = Field(3.0, ge=0, description="points of pass rate a PR may lose")
-    block_severities: list[str] = Field(default_factory=lambda: ["blocker"])
-    require_significance: bool = Field(
-        False, description="the threshold rule blocks only if the drop is also significant"
-    )
-    alpha: float = Field(0.05, gt=0, lt=1)
-    max_error_rate: float = Field(
-        5.0, ge=0, le=100, description="percent of errors per side above which the verdict is error"
-    )
-
-    @classmethod
-    def from_config(
-        cls,
-        config: GateConfig,
-        *,
-        threshold: float | None = None,
-        block_severities: list[str] | None = None,
-    ) -> Policy:
-        return cls(
-            threshold=config.threshold if threshold is None else threshold,
-            block_severities=list(
-                config.block_severities if block_severities is None else block_severities
-            ),
-            require_significance=config.require_significance,
-            alpha=config.alpha,
-            max_error_rate=config.max_error_rate,
-        )
 
 
 class CaseChange(BaseModel):

@@ -14,24 +14,18 @@ from gate.compare.models import (
     EXCERPT_CHARS,
     CaseChange,
     Comparison,
-    Policy,
     SideTotals,
     SideUsage,
     TaskDelta,
 )
 from gate.compare.stats import PairedCounts, paired_counts, significance
 from gate.compare.verdict import decide
-from gate.report.io import Report
-from gate.report.models import CaseResult, JudgeUsage, total_judge
+from gate.inputs.policy import SEVERITY_ORDER, Policy
+from gate.report.models import CaseResult, JudgeUsage, Report, rate, total_judge
 from gate.report.summary import calls_of, percentile
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
-SEVERITY_ORDER = {"blocker": 0, "major": 1, "minor": 2}
-
-
-def rate(passed: int, n: int) -> float | None:
-    return 100.0 * passed / n if n else None
 
 
 def points(gained: int, lost: int, n: int) -> float | None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from gate.compare.models import CaseChange, Policy, SideTotals, Verdict
+from gate.compare.models import CaseChange, SideTotals, Verdict
 from gate.compare.stats import Significance
+from gate.inputs.policy import Policy
 
 
 def _fmt(value: float) -> str:

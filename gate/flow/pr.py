@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from gate.compare.models import EXIT_CODES, Comparison, Policy, skipped_comparison
+from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.flow.git import FileChange, GitRepo
@@ -33,9 +33,10 @@ from gate.inputs.config import (
     LoadedConfig,
     load_config,
 )
+from gate.inputs.policy import Policy
 from gate.render import RenderContext, render_comment, render_summary
-from gate.report.io import Report, read_report
-from gate.report.models import RunMeta
+from gate.report.io import read_report
+from gate.report.models import Report, RunMeta
 from gate.run.shard import Shard
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")

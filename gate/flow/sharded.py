@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from gate import __version__
-from gate.compare.models import Comparison, Policy
+from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
 from gate.flow.pr import (
     FlowRequest,
@@ -46,6 +46,7 @@ from gate.flow.pr import (
     unrunnable_base,
 )
 from gate.flow.sides import SIDES, SideStatus
+from gate.inputs.policy import Policy
 from gate.render.markdown import text
 from gate.report.files import atomic_write
 from gate.report.merge import check_shards, merge_reports

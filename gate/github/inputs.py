@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from gate.errors import InputError
-from gate.inputs.config import Severity
+from gate.inputs.policy import SEVERITIES, Severity
 from gate.run.shard import Shard
 
 CommentMode = Literal["always", "on-change", "never"]
@@ -23,7 +23,6 @@ Mode = Literal["full", "shard", "finish"]
 MODES = ("full", "shard", "finish")
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}  # what @actions/core's getBooleanInput accepts
-SEVERITIES = ("blocker", "major", "minor")
 
 
 class ActionInputs(BaseModel):

@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
-from gate.inputs.config import Severity
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code
+from gate.inputs.policy import Severity
 from gate.inputs.sourcemap import Locator, load_yaml, validation_error
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")

@@ -8,9 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
+from gate.inputs.policy import PolicyKeys
 from gate.inputs.sourcemap import known_fields, load_yaml, validation_error
-
-Severity = Literal["blocker", "major", "minor"]
 
 
 class Strict(BaseModel):
@@ -156,13 +155,10 @@ class SuiteConfig(Strict):
     watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
 
 
-class GateConfig(Strict):
+class GateConfig(PolicyKeys):
+    """`gate.yml`: the policy's keys at the top level, then what runs and how."""
+
     watch: list[str] = Field(default_factory=list, description="Globs; a PR touching none skips")
-    threshold: float = Field(3.0, ge=0, description="Points of pass rate a PR may lose")
-    block_severities: list[Severity] = Field(default_factory=lambda: list[Severity](["blocker"]))
-    require_significance: bool = False
-    alpha: float = Field(0.05, gt=0, lt=1)
-    max_error_rate: float = Field(5.0, ge=0, le=100, description="Percent errors per side")
     repeats: int = Field(1, ge=1, le=100)
     concurrency: int = Field(8, ge=1, le=512)
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")

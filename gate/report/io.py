@@ -10,7 +10,6 @@ import gc
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -18,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from gate.errors import InputError
 from gate.report.files import atomic_write
-from gate.report.models import CaseResult, RunMeta, Summary
+from gate.report.models import CaseResult, Report, RunMeta, Summary
 from gate.report.summary import SummaryBuilder
 
 
@@ -79,13 +78,6 @@ def write_report(path: Path, meta: RunMeta, lines: Iterable[str]) -> None:
 
 def write_summary(path: Path, summary: Summary) -> None:
     atomic_write(path, summary.model_dump_json(indent=2) + "\n")
-
-
-@dataclass
-class Report:
-    meta: RunMeta
-    results: list[CaseResult]
-    path: Path
 
 
 def iter_report(path: str | Path) -> tuple[RunMeta, Iterator[CaseResult]]:

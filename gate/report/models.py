@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -165,7 +167,7 @@ class RunMeta(BaseModel):
 class TaskSummary(BaseModel):
     n: int = 0
     passed: int = 0
-    pass_rate: float = 0.0
+    pass_rate: float | None = None
 
 
 class Summary(BaseModel):
@@ -176,7 +178,9 @@ class Summary(BaseModel):
     failed: int
     errors: int
     needs_review: int
-    pass_rate: float = Field(description="Percent of cases that passed (errors count as not)")
+    pass_rate: float | None = Field(
+        description="Percent of cases that passed (errors count as not); None: no case"
+    )
     by_task: dict[str, TaskSummary]
     latency_p50_ms: float | None
     latency_p95_ms: float | None
@@ -197,3 +201,17 @@ def truncate_output(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[:limit] + f"\n…[truncated {len(text) - limit} characters]"
+
+
+@dataclass
+class Report:
+    """A report read back: its metadata line, its case lines and where it came from."""
+
+    meta: RunMeta
+    results: list[CaseResult]
+    path: Path
+
+
+def rate(passed: int, n: int) -> float | None:
+    """Percent of `n` that passed; None for no case at all (never a 0 % or 100 % of nothing)."""
+    return 100.0 * passed / n if n else None

@@ -13,6 +13,7 @@ from gate.report.models import (
     RunMeta,
     Summary,
     TaskSummary,
+    rate,
     total_judge,
 )
 
@@ -28,8 +29,9 @@ def percentile(values: list[float], q: float) -> float | None:
     return round(value, 3)
 
 
-def rate(passed: int, n: int) -> float:
-    return round(100.0 * passed / n, 2) if n else 0.0
+def _shown(value: float | None) -> float | None:
+    """A summary's rates are rounded to 0.01 points; the comparison keeps them exact."""
+    return None if value is None else round(value, 2)
 
 
 def calls_of(result: CaseResult) -> Sequence[Call]:
@@ -87,9 +89,9 @@ class SummaryBuilder:
             failed=self.counts["fail"],
             errors=self.counts["error"],
             needs_review=self.counts["needs_review"],
-            pass_rate=rate(passed, n),
+            pass_rate=_shown(rate(passed, n)),
             by_task={
-                name: TaskSummary(n=t[0], passed=t[1], pass_rate=rate(t[1], t[0]))
+                name: TaskSummary(n=t[0], passed=t[1], pass_rate=_shown(rate(t[1], t[0])))
                 for name, t in sorted(self.tasks.items())
             },
             latency_p50_ms=percentile(self.latencies, 50),

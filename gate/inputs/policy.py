@@ -1,0 +1,64 @@
+"""The policy: the rules that turn a comparison into a verdict.
+
+One home for them: `gate.yml` holds these keys at its top level (`GateConfig` extends
+`PolicyKeys`), the comparison carries the `Policy` it was judged by, and the command line
+or the Action's inputs may override a key. In the PR flow the policy is the base's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["blocker", "major", "minor"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+SEVERITY_ORDER: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+
+
+class PolicyKeys(BaseModel):
+    """The policy's keys and defaults, as `gate.yml` spells them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threshold: float = Field(3.0, ge=0, description="Points of pass rate a PR may lose")
+    block_severities: list[Severity] = Field(
+        default_factory=lambda: list[Severity](["blocker"]),
+        description="Severities whose failure on head blocks the PR",
+    )
+    require_significance: bool = Field(
+        False, description="The threshold rule blocks only if the drop is also significant"
+    )
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of that rule and the CI")
+    max_error_rate: float = Field(
+        5.0, ge=0, le=100, description="Percent of errors per side above which the verdict is error"
+    )
+
+
+class Policy(PolicyKeys):
+    """The policy a comparison is judged by."""
+
+    @classmethod
+    def from_config(
+        cls,
+        keys: PolicyKeys,
+        *,
+        threshold: float | None = None,
+        block_severities: Sequence[str] | None = None,
+    ) -> Policy:
+        """The policy of a config, with the command line's or the Action's overrides."""
+        fields = {name: getattr(keys, name) for name in PolicyKeys.model_fields}
+        if threshold is not None:
+            fields["threshold"] = threshold
+        if block_severities is not None:
+            fields["block_severities"] = list(block_severities)
+        return cls.model_validate(fields)
+
+    def differences(self, other: PolicyKeys) -> dict[str, tuple[object, object]]:
+        """Keys whose value differs in `other`: name -> (this policy's, other's)."""
+        return {
+            name: (getattr(self, name), getattr(other, name))
+            for name in PolicyKeys.model_fields
+            if getattr(self, name) != getattr(other, name)
+        }
