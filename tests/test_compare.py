@@ -12,15 +12,18 @@ from gate.compare.pairing import compare, usage
 from gate.compare.stats import SIGN_FLIP, mcnemar_exact
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy
+from gate.render.reasons import explain
 from gate.report.io import read_report
 from gate.report.summary import summarise
 
 
 def run(tmp_path: Path, base_rows, head_rows, policy: Policy | None = None, **kw) -> Comparison:
-    return compare(
-        report(tmp_path, "base", base_rows, **kw),
-        report(tmp_path, "head", head_rows, **kw),
-        policy or Policy(),
+    return explain(
+        compare(
+            report(tmp_path, "base", base_rows, **kw),
+            report(tmp_path, "head", head_rows, **kw),
+            policy or Policy(),
+        )
     )
 
 
@@ -316,10 +319,12 @@ def test_empty_head_report_is_an_error(tmp_path: Path) -> None:
 
 
 def test_different_suites_are_noted(tmp_path: Path) -> None:
-    c = compare(
-        report(tmp_path, "base", [case("a")], suite="one"),
-        report(tmp_path, "head", [case("a")], suite="two"),
-        Policy(),
+    c = explain(
+        compare(
+            report(tmp_path, "base", [case("a")], suite="one"),
+            report(tmp_path, "head", [case("a")], suite="two"),
+            Policy(),
+        )
     )
     assert c.suite == "two"
     assert any("suite 'one'" in n for n in c.notes)

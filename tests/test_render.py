@@ -27,6 +27,7 @@ from gate.render import (
     render_summary,
 )
 from gate.render.markdown import ZWJ, ZWSP, code, code_block, one_line, shorten, text
+from gate.render.reasons import explain
 
 CTX = RenderContext(
     suite="support",
@@ -398,10 +399,12 @@ def test_a_broken_user_template_is_an_input_error_naming_file_and_line(tmp_path:
 
 
 def test_json_is_the_comparison(tmp_path: Path) -> None:
-    c = compare(
-        report(tmp_path, "base", [case("a"), case("b")]),
-        report(tmp_path, "head", [case("a", "fail"), case("b")]),
-        Policy(),
+    c = explain(
+        compare(
+            report(tmp_path, "base", [case("a"), case("b")]),
+            report(tmp_path, "head", [case("a", "fail"), case("b")]),
+            Policy(),
+        )
     )
     assert Comparison.model_validate_json(render_json(c)) == c
 

@@ -20,6 +20,24 @@ EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
 EXCERPT_CHARS = 2000
 
 
+class Finding(BaseModel):
+    """One rule that decided the verdict, held, or is worth a note; `gate.render.reasons` words
+    it. `outcome` says what it does: error / fail (blocks), pass (held), note (decides nothing)."""
+
+    kind: str
+    outcome: Literal["error", "fail", "pass", "note"]
+    side: str | None = None
+    ids: list[str] = Field(default_factory=list)
+    new_ids: list[str] = Field(default_factory=list)
+    count: int | None = None
+    n: int | None = None
+    value: float | None = None
+    limit: float | None = None
+    p_value: float | None = None
+    alpha: float | None = None
+    names: list[str] = Field(default_factory=list, description="e.g. the two suites' names")
+
+
 class CaseChange(BaseModel):
     """One case on both sides. Held-out cases carry only id, task, severity and outcomes."""
 
@@ -97,6 +115,7 @@ class Comparison(BaseModel):
     """The result of `gate compare`, and its `json` format."""
 
     verdict: Verdict
+    findings: list[Finding] = Field(default_factory=list, description="the rules, as data")
     reasons: list[str] = Field(default_factory=list, description="why this verdict")
     notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
     suite: str = "default"

@@ -14,6 +14,7 @@ from gate.compare.models import (
     EXCERPT_CHARS,
     CaseChange,
     Comparison,
+    Finding,
     SideTotals,
     SideUsage,
     TaskDelta,
@@ -241,18 +242,15 @@ class _Lists:
         return {c.id: c for items in self.by_name.values() for c in items}
 
 
-def _notes(base: Report, head: Report, added: int, removed: int) -> list[str]:
-    notes = []
+def _report_findings(base: Report, head: Report, added: int, removed: int) -> list[Finding]:
+    found = []
     if base.meta.suite and head.meta.suite and base.meta.suite != head.meta.suite:
-        notes.append(
-            f"the base report is of suite {base.meta.suite!r}, the head's of {head.meta.suite!r}"
+        found.append(
+            Finding(kind="other_suite", outcome="note", names=[base.meta.suite, head.meta.suite])
         )
     if added or removed:
-        notes.append(
-            f"{added} added and {removed} removed cases are not in the pass-rate delta, "
-            "which is over the cases both sides ran"
-        )
-    return notes
+        found.append(Finding(kind="unpaired", outcome="note", count=added, n=removed))
+    return found
 
 
 def compare(base: Report, head: Report, policy: Policy) -> Comparison:
@@ -281,11 +279,10 @@ def compare(base: Report, head: Report, policy: Policy) -> Comparison:
     delta = points(table.head_passed, table.base_passed, table.n)
     base_totals = totals(base.results, base.meta.repeats)
     head_totals = totals(head.results, head.meta.repeats)
-    verdict, reasons, notes = decide(base_totals, head_totals, delta, stats, lists, changes, policy)
+    verdict, findings = decide(base_totals, head_totals, delta, stats, lists, changes, policy)
     return Comparison(
         verdict=verdict,
-        reasons=reasons,
-        notes=notes + _notes(base, head, len(added), len(removed)),
+        findings=findings + _report_findings(base, head, len(added), len(removed)),
         suite=head.meta.suite or base.meta.suite or "default",
         policy=policy,
         base_pass_rate=rate(table.base_passed, table.n),

@@ -35,6 +35,7 @@ from gate.inputs.config import (
 )
 from gate.inputs.policy import Policy
 from gate.render import RenderContext, render_comment, render_summary
+from gate.render.reasons import explain
 from gate.report.io import read_report
 from gate.report.models import Report, RunMeta
 from gate.run.shard import Shard
@@ -141,7 +142,8 @@ def judge(run: SuiteRun, suite: str, policy: Policy) -> Comparison:
     if failed is not None:
         return failed
     base, notes = _base_report(run, suite)
-    comparison = compare(base, read_report(run.reports["head"], fold_attempts=True), policy)
+    head = read_report(run.reports["head"], fold_attempts=True)
+    comparison = explain(compare(base, head, policy))
     return comparison.model_copy(update={"notes": notes + comparison.notes})
 
 

@@ -19,6 +19,7 @@ from gate.render import formats
 from gate.render.environment import environment
 from gate.render.junit import render_junit
 from gate.render.markdown import text
+from gate.render.reasons import explain
 from gate.render.view import (
     COMMENT_LIMITS,
     ICONS,
@@ -108,6 +109,7 @@ def render_comment(
     comparison: Comparison, ctx: RenderContext, *, max_chars: int = COMMENT_MAX_CHARS
 ) -> str:
     """The PR comment: marker first, at most `max_chars` characters."""
+    comparison = explain(comparison)
     marker = comment_marker(ctx.suite if ctx.suite != "default" else comparison.suite)
     return _render_within(
         "comment.md.j2",
@@ -123,6 +125,7 @@ def render_summary(
     comparison: Comparison, ctx: RenderContext, *, max_bytes: int = SUMMARY_MAX_BYTES
 ) -> str:
     """The job summary: the same layout with longer lists, at most `max_bytes` of UTF-8."""
+    comparison = explain(comparison)
     return _render_within(
         "summary.md.j2",
         comparison,
@@ -135,4 +138,4 @@ def render_summary(
 
 def render_json(comparison: Comparison) -> str:
     """The stable `json` format: the comparison's fields, held-out cases already stripped."""
-    return comparison.model_dump_json(indent=2) + "\n"
+    return explain(comparison).model_dump_json(indent=2) + "\n"

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 
 from gate.compare.models import CaseChange, Comparison
 from gate.render.formats import STATUS
+from gate.render.reasons import explain
 
 # XML 1.0 forbids most control characters even when escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -78,7 +79,7 @@ def _verdict_case(c: Comparison) -> ET.Element:
 
 
 def render_junit(comparison: Comparison) -> str:
-    c = comparison
+    c = explain(comparison)
     cases = [_verdict_case(c)] + [
         _testcase(case, c.suite) for case in sorted(c.cases.values(), key=lambda x: x.index)
     ]

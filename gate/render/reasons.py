@@ -1,0 +1,102 @@
+"""The verdict in words: one sentence per `Finding` of the comparison.
+
+The comparison decides with numbers (`gate.compare.verdict`); this is where they become the
+reasons and notes that the comment, the summary, the terminal and the JSON format show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gate.compare.models import Comparison, Finding
+
+SHOWN_IDS = 5
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}".replace("-", "\N{MINUS SIGN}")
+
+
+def _ids(ids: list[str]) -> str:
+    more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
+    return ", ".join(ids[:SHOWN_IDS]) + more
+
+
+def _drop(f: Finding) -> str:
+    return f"the pass rate dropped {_fmt(f.value)} points, more than the threshold of {f.limit:g}"
+
+
+def _p(f: Finding) -> str:
+    return "n/a" if f.p_value is None else f"{f.p_value:.3g}"
+
+
+def _blockers(f: Finding) -> str:
+    new = set(f.new_ids)
+    shown = ", ".join(
+        f"{i} ({'new' if i in new else 'already failing on base'})" for i in f.ids[:SHOWN_IDS]
+    )
+    more = f" and {len(f.ids) - SHOWN_IDS} more" if len(f.ids) > SHOWN_IDS else ""
+    noun = "case does" if len(f.ids) == 1 else "cases do"
+    return f"{len(f.ids)} blocking {noun} not pass on head: {shown}{more}"
+
+
+def _within(f: Finding) -> str:
+    sign = "+" if (f.value or 0.0) >= 0 else ""
+    return (
+        f"the pass rate changed by {sign}{_fmt(f.value)} points "
+        f"(a drop of more than {f.limit:g} blocks)"
+    )
+
+
+WORDS: dict[str, Callable[[Finding], str]] = {
+    "no_head_results": lambda f: "the head report has no case results",
+    "error_rate": lambda f: (
+        f"{f.count} of {f.n} {f.side} cases ended in an error "
+        f"({_fmt(f.value)}%, the limit is {f.limit:g}%)"
+    ),
+    "blocking_error": lambda f: (
+        f"blocking {'case' if len(f.ids) == 1 else 'cases'} {_ids(f.ids)} "
+        f"ended in an error on {f.side}"
+    ),
+    "drop": _drop,
+    "significant_drop": lambda f: (
+        f"{_drop(f)}, and the drop is significant (p = {_p(f)} < {f.alpha:g})"
+    ),
+    "insignificant_drop": lambda f: (
+        f"{_drop(f)}, but the drop is not significant (p = {_p(f)}, alpha {f.alpha:g}); "
+        "require_significance is on, so it does not block"
+    ),
+    "blockers": _blockers,
+    "no_pairs": lambda f: "no case ran on both sides, so the threshold rule does not apply",
+    "within_threshold": _within,
+    "no_blocker_fails": lambda f: "no blocking case fails on head",
+    "other_suite": lambda f: (
+        f"the base report is of suite {f.names[0]!r}, the head's of {f.names[1]!r}"
+    ),
+    "unpaired": lambda f: (
+        f"{f.count} added and {f.n} removed cases are not in the pass-rate delta, "
+        "which is over the cases both sides ran"
+    ),
+}
+
+
+def sentence(finding: Finding) -> str:
+    return WORDS[finding.kind](finding)
+
+
+def explain(comparison: Comparison) -> Comparison:
+    """The comparison with its findings worded as `reasons` and `notes`. A comparison that has
+    reasons already (worded before, or made by the flow for a side that could not run) keeps
+    its words. Failures listed under an error verdict read "also: …"."""
+    if comparison.reasons or not comparison.findings:
+        return comparison
+    reasons, notes = [], []
+    for finding in comparison.findings:
+        words = sentence(finding)
+        if finding.outcome == "note":
+            notes.append(words)
+        elif finding.outcome == "fail" and comparison.verdict == "error":
+            reasons.append(f"also: {words}")
+        else:
+            reasons.append(words)
+    return comparison.model_copy(update={"reasons": reasons, "notes": notes})
