@@ -175,7 +175,7 @@ def job_dir(settings: ZygoteSetup, slot: int) -> str:
 
 
 def identity(settings: ZygoteSetup, mode: IsolationMode, slot: int) -> tuple[int, int]:
-    """A distinct unprivileged uid per worker slot (and per sandbox, see settings), so that
+    """A distinct unprivileged uid per worker slot (and per sandbox, see `protocol.boot`), so that
     RLIMIT_NPROC counts one job only and a sweep by uid reaches only that job."""
     if mode.uid_drop:
         return settings.uid_base + slot, settings.uid_base + slot
