@@ -26,10 +26,15 @@ from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import SandboxConfig
 from gate.inputs.expect import Expect
-from gate.sandbox import Sandbox, open_sandbox, plain, protections, wire
-from gate.sandbox.models import Hello, Job, Outcome
-from gate.sandbox.service import BOOTSTRAP, DIR_PREFIX, MAX_RESTARTS, OWNER_FILE, sweep_stale
-from gate.sandbox.settings import Settings
+from gate.sandbox import Sandbox, open_sandbox
+from gate.sandbox.host import protections
+from gate.sandbox.host.folders import DIR_PREFIX, OWNER_FILE, sweep_stale
+from gate.sandbox.host.sandbox import MAX_RESTARTS
+from gate.sandbox.host.zygote_process import BOOTSTRAP
+from gate.sandbox.protocol import framing, plain
+from gate.sandbox.protocol.boot import ZygoteSetup
+from gate.sandbox.protocol.environment import JOB_ENVIRONMENT
+from gate.sandbox.protocol.messages import Hello, Job, Outcome
 
 MARKER = f"1000.{uuid.uuid4().int % 10**9}"  # `sleep` argument that tags this run's processes
 
@@ -170,7 +175,7 @@ def test_no_secret_reaches_the_candidate(tmp_path: Path, monkeypatch: pytest.Mon
             code,
             {
                 "leaks()": [],
-                "sorted(os.environ)": ["HOME", "LANG", "LOGNAME", "PATH", "TMPDIR", "USER"],
+                "sorted(os.environ)": sorted(JOB_ENVIRONMENT),
             },
         )
         zygote_environment = Path(f"/proc/{opened.hello.pid}/environ").read_bytes()
@@ -475,7 +480,7 @@ def test_a_failing_prelude_is_an_infrastructure_error(tmp_path: Path) -> None:
 
 
 def talk_to_zygote(
-    command: list[str], settings: Settings, jobs: list[Job], **popen: Any
+    command: list[str], settings: ZygoteSetup, jobs: list[Job], **popen: Any
 ) -> tuple[Hello, list[Outcome]]:
     """Start a zygote with `command`, run `jobs` one after the other, stop it."""
     zygote = subprocess.Popen(
@@ -483,14 +488,14 @@ def talk_to_zygote(
     )
     assert zygote.stdin is not None and zygote.stdout is not None
     try:
-        zygote.stdin.write(wire.encode(settings.to_dict()))
+        zygote.stdin.write(framing.encode(settings.to_dict()))
         zygote.stdin.flush()
-        hello = Hello.model_validate(wire.read_stream(zygote.stdout))
+        hello = Hello.model_validate(framing.read_stream(zygote.stdout))
         outcomes = []
         for job in jobs:
-            zygote.stdin.write(wire.encode(job.model_dump()))
+            zygote.stdin.write(framing.encode(job.model_dump()))
             zygote.stdin.flush()
-            outcomes.append(Outcome.model_validate(wire.read_stream(zygote.stdout)))
+            outcomes.append(Outcome.model_validate(framing.read_stream(zygote.stdout)))
     finally:
         zygote.kill()
         zygote.wait()
@@ -518,7 +523,7 @@ def test_a_user_without_privileges_gets_what_the_kernel_allows_and_says_so() -> 
     )
     folder = Path(tempfile.mkdtemp(prefix="gate-unprivileged-"))
     os.chown(folder, 65534, 65534)
-    settings = Settings(timeout_s=5, work_dir=str(folder), workers=1)
+    settings = ZygoteSetup(timeout_s=5, work_dir=str(folder), workers=1)
     job = Job(id=1, code="import os\nx = 1", calls=["os.getpid()", "os.getcwd()"])
     command = [str(SYSTEM_PYTHON), "-I", "-c", BOOTSTRAP.format(path=str(REPO))]
     try:
@@ -557,7 +562,7 @@ def test_root_without_namespaces_still_drops_uids_and_sweeps_processes() -> None
     isolation, said so; but per-slot uids, and a `setsid` grandchild is still killed."""
     folder = Path(tempfile.mkdtemp(prefix="gate-nocaps-"))
     folder.chmod(0o755)
-    settings = Settings(timeout_s=5, work_dir=str(folder), workers=1)
+    settings = ZygoteSetup(timeout_s=5, work_dir=str(folder), workers=1)
     spawn_sleeper = (
         "import os\n"
         "if os.fork() == 0:\n"

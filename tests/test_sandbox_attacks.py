@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import gate.sandbox.harness
+import gate.sandbox.zygote.harness
 from gate.inputs.cases import Case
 from gate.inputs.config import SandboxConfig
 from gate.inputs.expect import Expect
@@ -208,7 +208,8 @@ ATTACKS = {
     "harness modules patched": WRONG
     + RIGGED
     + (
-        "import gate.sandbox.harness as harness, gate.sandbox.strict as strict\n"
+        "import gate.sandbox.zygote.harness as harness\n"
+        "import gate.sandbox.zygote.safe_compare as strict\n"
         "strict.compare = lambda *a: True\n"
         "strict._untrusted = lambda *a: None\n"
         "strict.truth = lambda value: True\n"
@@ -252,8 +253,8 @@ ATTACKS = {
     "delete the harness files": "import os\n"
     + WRONG
     + (
-        f"for path in ({gate.sandbox.harness.__file__!r}, "
-        f"{str(Path(gate.sandbox.harness.__file__).parent)!r}):\n"
+        f"for path in ({gate.sandbox.zygote.harness.__file__!r}, "
+        f"{str(Path(gate.sandbox.zygote.harness.__file__).parent)!r}):\n"
         "    for remove in (os.remove, os.rmdir):\n"
         "        try:\n            remove(path)\n"
         "        except OSError:\n            pass\n"
@@ -354,7 +355,7 @@ def test_what_was_caught_is_named(sandbox: Sandbox) -> None:
 def test_the_harness_files_survive_and_the_gate_process_lives(sandbox: Sandbox) -> None:
     verdicts(sandbox, ATTACKS["delete the harness files"])
     verdicts(sandbox, ATTACKS["kill the parent, the group and everyone"])
-    assert Path(gate.sandbox.harness.__file__).is_file()
+    assert Path(gate.sandbox.zygote.harness.__file__).is_file()
     os.kill(sandbox.hello.pid, 0)  # the zygote is alive (raises if not)
 
 

@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from gate.inputs.expect import HiddenTest
-from gate.sandbox import plain, private, strict, tamper
-from gate.sandbox.job import parse_frames
-from gate.sandbox.models import Job, Outcome
-from gate.sandbox.testcode import declared_tests, imported_modules, strict_tree
-from gate.sandbox.verdict import checks
+from gate.inputs.testcode import declared_tests
+from gate.sandbox.host.verdict import checks
+from gate.sandbox.protocol import plain
+from gate.sandbox.protocol.messages import Job, Outcome
+from gate.sandbox.zygote import private, safe_compare, tamper
+from gate.sandbox.zygote.job import parse_frames
+from gate.sandbox.zygote.rewrite import imported_modules, strict_tree
 
 NONCE = bytes(range(16))
 
@@ -170,10 +172,10 @@ def test_imports_of_the_test_code_are_listed() -> None:
 @pytest.fixture(scope="module")
 def strict_run() -> Any:
     """Run rewritten test code in this process, with the real helpers."""
-    strict.set_trusted(tamper.comparison_methods(tamper.all_classes()))
+    safe_compare.set_trusted(tamper.comparison_methods(tamper.all_classes()))
 
     def run(source: str, **names: Any) -> dict[str, Any]:
-        namespace = {**names, **strict.helpers()}
+        namespace = {**names, **safe_compare.helpers()}
         exec(compile(strict_tree(source), "<test>", "exec"), namespace)
         return namespace
 

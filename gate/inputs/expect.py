@@ -7,12 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gate.inputs.testcode import declared_tests
+
 
 def check_test_code(value: str | None) -> str | None:
-    """Test code must parse and define plain `test_*` functions (see gate.sandbox.testcode)."""
+    """Test code must parse and define plain `test_*` functions (see gate.inputs.testcode)."""
     if value is not None:
-        from gate.sandbox.testcode import declared_tests
-
         declared_tests(value)
     return value
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gate.sandbox.models import Mode
-from gate.sandbox.settings import Settings
+from gate.sandbox.protocol.boot import ZygoteSetup
+from gate.sandbox.protocol.environment import JOB_ENVIRONMENT
+from gate.sandbox.protocol.messages import IsolationMode
 
-ENVIRONMENT = ["PATH", "HOME", "TMPDIR", "USER", "LOGNAME", "LANG"]
 
-
-def describe(mode: Mode, settings: Settings) -> dict[str, Any]:
+def describe(mode: IsolationMode, settings: ZygoteSetup) -> dict[str, Any]:
     degraded: list[str] = []
     if not mode.network.startswith("isolated"):
         degraded.append(f"network {mode.network}")
@@ -68,7 +67,7 @@ def describe(mode: Mode, settings: Settings) -> dict[str, Any]:
         "rlimits": rlimits,
         "timeout_s": settings.timeout_s,
         "output_cap_kb": settings.max_output_kb,
-        "environment": f"scrubbed: only {', '.join(ENVIRONMENT)}",
+        "environment": f"scrubbed: only {', '.join(JOB_ENVIRONMENT)}",
         "in_process": (
             "audit hook blocks frame, gc and ctypes introspection, tracing and code swapping; "
             "harness runs from private copies; tamper checks on builtins, modules and the SDK"

@@ -16,16 +16,17 @@ import signal
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gate.sandbox import fsview, linux
-from gate.sandbox.fsview import ViewPlan
-from gate.sandbox.settings import SAFE_PATH, Settings
+from gate.sandbox.protocol.boot import ZygoteSetup
+from gate.sandbox.protocol.environment import job_environment
+from gate.sandbox.zygote import fsview, linux
+from gate.sandbox.zygote.fsview import ViewPlan
 
 EVIDENCE_FD = 3
 _set_signal = _signal.signal  # bound before `guard.lock_down` disables it for everyone else
 
 
 @dataclass(frozen=True)
-class Mode:
+class IsolationMode:
     """What the zygote found it can do on this machine."""
 
     root: bool
@@ -66,7 +67,7 @@ def _write(path: str, text: str) -> None:
         handle.write(text)
 
 
-def enter_view(settings: Settings, plan: ViewPlan) -> str | None:
+def enter_view(settings: ZygoteSetup, plan: ViewPlan) -> str | None:
     """Move the zygote into the read-only view; None on success, else why it is unavailable."""
     try:
         fsview.enter_view(plan, _root_dir(settings, "view"))
@@ -83,8 +84,8 @@ def new_pid_namespace(own: int) -> None:
 
 
 def detect_mode(
-    settings: Settings, root: bool, user_ns: bool, network: str, own: int | None
-) -> Mode:
+    settings: ZygoteSetup, root: bool, user_ns: bool, network: str, own: int | None
+) -> IsolationMode:
     """Probe with a throwaway job which namespaces and identity changes work here.
 
     Runs before the zygote enters its filesystem view, so that a failure leaves it on the
@@ -112,7 +113,7 @@ def detect_mode(
     if pid_via == "setns" and own is not None:
         linux.setns(own, linux.CLONE_NEWPID)  # later forks stay in our namespace again
     found = json.loads(data or b"{}")
-    return Mode(
+    return IsolationMode(
         root=root,
         user_ns=user_ns,
         network=network,
@@ -124,7 +125,7 @@ def detect_mode(
     )
 
 
-def _probe_through_intermediate(settings: Settings, root: bool, write: int) -> None:
+def _probe_through_intermediate(settings: ZygoteSetup, root: bool, write: int) -> None:
     try:
         linux.unshare(linux.CLONE_NEWPID)
     except OSError:
@@ -137,7 +138,7 @@ def _probe_through_intermediate(settings: Settings, root: bool, write: int) -> N
     os._exit(0)
 
 
-def _probe(settings: Settings, root: bool) -> dict[str, bool]:
+def _probe(settings: ZygoteSetup, root: bool) -> dict[str, bool]:
     """In the probe's process (the init of a fresh PID namespace, if any)."""
     found = {"init": os.getpid() == 1, "mount_ns": False, "uid_drop": False}
     owner = settings.uid_base if root else os.getuid()
@@ -162,19 +163,19 @@ def _probe(settings: Settings, root: bool) -> dict[str, bool]:
     return found
 
 
-def _root_dir(settings: Settings, slot: int | str) -> str:
+def _root_dir(settings: ZygoteSetup, slot: int | str) -> str:
     path = os.path.join(settings.work_dir, "roots", str(slot))
     os.makedirs(path, exist_ok=True)
     return path
 
 
-def job_dir(settings: Settings, slot: int) -> str:
+def job_dir(settings: ZygoteSetup, slot: int) -> str:
     """Working folder of a slot when there is no mount namespace (no private /tmp)."""
     return os.path.join(settings.work_dir, "jobs", str(slot))
 
 
-def identity(settings: Settings, mode: Mode, slot: int) -> tuple[int, int]:
-    """A distinct unprivileged uid per worker slot (and per sandbox, see settings), so that
+def identity(settings: ZygoteSetup, mode: IsolationMode, slot: int) -> tuple[int, int]:
+    """A distinct unprivileged uid per worker slot (and per sandbox, see `protocol.boot`), so that
     RLIMIT_NPROC counts one job only and a sweep by uid reaches only that job."""
     if mode.uid_drop:
         return settings.uid_base + slot, settings.uid_base + slot
@@ -182,7 +183,7 @@ def identity(settings: Settings, mode: Mode, slot: int) -> tuple[int, int]:
 
 
 def enter(
-    settings: Settings, mode: Mode, slot: int, fds: tuple[int, int, int], baseline: int
+    settings: ZygoteSetup, mode: IsolationMode, slot: int, fds: tuple[int, int, int], baseline: int
 ) -> None:
     """Turn the freshly forked child into a sandbox; raises OSError if a step fails.
 
@@ -229,7 +230,7 @@ def address_space() -> int:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def limits(settings: Settings, mode: Mode, baseline: int) -> dict[int, tuple[int, int]]:
+def limits(settings: ZygoteSetup, mode: IsolationMode, baseline: int) -> dict[int, tuple[int, int]]:
     """The rlimits of a job; memory counts on top of the interpreter already mapped."""
     memory = baseline + settings.memory_mb * 1024 * 1024
     table = {
@@ -245,22 +246,13 @@ def limits(settings: Settings, mode: Mode, baseline: int) -> dict[int, tuple[int
     return table
 
 
-def _set_limits(settings: Settings, mode: Mode, baseline: int) -> None:
+def _set_limits(settings: ZygoteSetup, mode: IsolationMode, baseline: int) -> None:
     for kind, value in limits(settings, mode, baseline).items():
         resource.setrlimit(kind, value)
 
 
 def scrub_environment(home: str) -> None:
     """In the zygote: the only environment any job will see (no secrets, nothing inherited)."""
-    keep = {"LANG": os.environ.get("LANG", "C.UTF-8")}
+    lang = os.environ.get("LANG", "C.UTF-8")
     os.environ.clear()
-    os.environ.update(
-        {
-            "PATH": SAFE_PATH,
-            "HOME": home,
-            "TMPDIR": home,
-            "USER": "sandbox",
-            "LOGNAME": "sandbox",
-            **keep,
-        }
-    )
+    os.environ.update(job_environment(home, lang))

@@ -1,4 +1,7 @@
-"""The messages between the gate and the zygote, validated where they enter the gate."""
+"""The messages between the gate and its zygote, validated where they enter the gate.
+
+The gate sends `ZygoteSetup` (`boot`) first, then one `Job` each; the zygote answers `Hello`,
+then one `Outcome` per job (built as plain dicts there: the zygote has no pydantic)."""
 
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ class Job(BaseModel):
     tests: list[str] = Field(default_factory=list, description="test_* names, parsed here")
 
 
-class Mode(BaseModel):
-    """What the zygote found this machine allows (see `gate.sandbox.isolate.Mode`)."""
+class IsolationMode(BaseModel):
+    """What isolation the zygote found this machine allows (`zygote.isolate.IsolationMode`)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -41,7 +44,7 @@ class Hello(BaseModel):
 
     type: Literal["hello"]
     pid: int
-    mode: Mode
+    mode: IsolationMode
     prelude_error: str | None = None
 
 
@@ -56,7 +59,6 @@ class Outcome(BaseModel):
     exit_code: int | None = None
     signal: int | None = None
     timed_out: bool = False
-    duration_ms: float = 0.0
     cpu_s: float = 0.0
     max_rss_kb: int = 0
     stdout: str = ""

@@ -1,13 +1,14 @@
-"""What the zygote needs to know, as plain data (the zygote imports only the standard library)."""
+"""The zygote's first message: its limits, prelude and folders, as plain data.
+
+The gate builds it from `sandbox:` in gate.yml; the zygote (standard library only) reads it
+back with `from_dict` and passes it to every job.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# Names the candidate's process may see in its environment; everything else is dropped.
-ENV_ALLOWLIST = ("PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "USER", "LOGNAME", "PYTHONHASHSEED")
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Unassigned on common systems: below systemd's container range, above nspawn's.
 DEFAULT_UID_BASE = 2_000_000_000
 # Each running sandbox gets its own block of uids (one per worker slot), picked by its
@@ -18,7 +19,7 @@ UID_BLOCKS = 1_000_000
 
 
 @dataclass(frozen=True)
-class Settings:
+class ZygoteSetup:
     timeout_s: float = 5.0
     memory_mb: int = 512
     cpu_s: int = 6
@@ -38,5 +39,5 @@ class Settings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Settings:
+    def from_dict(cls, data: dict[str, Any]) -> ZygoteSetup:
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})

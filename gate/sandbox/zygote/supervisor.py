@@ -1,6 +1,6 @@
 """The zygote's event loop: jobs in on stdin, outcomes out on stdout.
 
-The zygote forks its fork server (`gate.sandbox.forkserver`) once, while it is still quiet,
+The zygote forks its fork server (`gate.sandbox.zygote.forkserver`) once, while it is still quiet,
 and from then on only supervises: it sends each job to the fork server (the job itself in a
 memfd), receives the child's pipes and later its exit, enforces the deadline, reads the
 output and the evidence, and sends the outcome to the gate.
@@ -18,14 +18,15 @@ import time
 import traceback
 from typing import Any
 
-from gate.sandbox import forkserver, harness, job, linux, wire
+from gate.sandbox.protocol import framing
+from gate.sandbox.zygote import forkserver, harness, job, linux
 
 TEST_CACHE = 512  # compiled test modules kept by the zygote
 SOCKET_BUFFER = 1 << 20
 
 
 def start_fork_server(machine: job.Machine) -> tuple[socket.socket, int]:
-    """Fork the fork server while this process is still quiet (see gate.sandbox.forkserver)."""
+    """Fork the fork server while this process is still quiet (see `forkserver`)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     for end in (ours, theirs):
         end.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
@@ -67,7 +68,7 @@ class Supervisor:
         self.waiting: dict[int, tuple[int, bytes, float]] = {}  # job id -> (slot, nonce, sent)
         self.running: dict[int, job.RunningJob] = {}  # by child pid
         self.owners: dict[int, job.RunningJob] = {}  # pipe -> its job
-        self.reader = wire.Reader()
+        self.reader = framing.Reader()
         self.tests: dict[str, tuple[bytes, list[str]]] = {}  # test code -> marshalled module
 
     def serve(self) -> None:
@@ -124,7 +125,7 @@ class Supervisor:
         elif message[0] == "failed":
             _, job_id, error = message
             self.waiting.pop(job_id, None)
-            wire.write_fd(1, {"id": job_id, "status": "sandbox_failed", "error": error})
+            framing.write_fd(1, {"id": job_id, "status": "sandbox_failed", "error": error})
         return True
 
     def _read_job(self, fd: int) -> None:
@@ -185,7 +186,7 @@ class Supervisor:
                 os.close(payload)
         except Exception as exc:
             error = f"cannot start the job: {type(exc).__name__}: {exc}"
-            wire.write_fd(1, {"id": job_id, "status": "sandbox_failed", "error": error})
+            framing.write_fd(1, {"id": job_id, "status": "sandbox_failed", "error": error})
             return
         self.waiting[job_id] = (slot, nonce, time.monotonic())
 
@@ -199,11 +200,11 @@ class Supervisor:
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             outcome = {"id": running.id, "status": "sandbox_failed", "error": error}
-        wire.write_fd(1, outcome)
+        framing.write_fd(1, outcome)
 
     def _fail_all(self, reason: str) -> None:
         for job_id in [*self.waiting, *(r.id for r in self.running.values())]:
-            wire.write_fd(1, {"id": job_id, "status": "sandbox_failed", "error": reason})
+            framing.write_fd(1, {"id": job_id, "status": "sandbox_failed", "error": reason})
 
     def shutdown(self) -> None:
         for running in self.running.values():

@@ -15,7 +15,7 @@ Two layers, both set up before any candidate code runs:
   files from writable places), and imports of `cffi` and the interpreter's test extensions.
   The harness opens a trusted window, for its own thread only, while it reads tracebacks.
 
-`install` and its hook run from a private copy of this module (see `gate.sandbox.private`).
+`install` and its hook run from a private copy of this module (see `gate.sandbox.zygote.private`).
 """
 
 from __future__ import annotations

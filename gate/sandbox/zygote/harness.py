@@ -17,7 +17,7 @@ the only order the gate accepts:
 
 A passing result counts only if a `clean` frame with nothing tampered follows it.
 Comparisons with `eq` happen in the parent; here values only become plain data.
-This module runs from a private copy (see `gate.sandbox.private`): after the candidate's code
+This module runs from a private copy (see `gate.sandbox.zygote.private`): after the candidate's code
 has run it uses only builtins and the aliases bound below.
 """
 
@@ -30,11 +30,11 @@ import signal
 import sys
 from typing import Any, NoReturn
 
-from gate.sandbox.guard import install
-from gate.sandbox.isolate import EVIDENCE_FD
-from gate.sandbox.strict import begin, helpers, plain, set_trusted
-from gate.sandbox.tamper import changed, record_modules
-from gate.sandbox.testcode import imported_modules, strict_tree
+from gate.sandbox.zygote.guard import install
+from gate.sandbox.zygote.isolate import EVIDENCE_FD
+from gate.sandbox.zygote.rewrite import imported_modules, strict_tree
+from gate.sandbox.zygote.safe_compare import begin, helpers, plain, set_trusted
+from gate.sandbox.zygote.tamper import changed, record_modules
 
 PRIVATE_STATE = ("_CONTEXT",)
 _CONTEXT: dict[str, Any] = {}

@@ -6,10 +6,10 @@ recorded once by the zygote; the functions and classes of every module the test 
 imports, recorded by the job's child (it imports them first). After all calls and tests the
 child checks that nothing was replaced or deleted: results obtained against a patched SDK,
 patched builtins or a patched module fail. Comparison methods of classes are checked where
-they are used, by `gate.sandbox.strict`, against `comparison_methods`.
+they are used, by `gate.sandbox.zygote.safe_compare`, against `comparison_methods`.
 
 `record*` run before the candidate (trusted); `changed` runs after it, from a private copy
-of this module (see `gate.sandbox.private`).
+of this module (see `gate.sandbox.zygote.private`).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 
-from gate.sandbox import linux
-from gate.sandbox.linux import (
+from gate.sandbox.zygote import linux
+from gate.sandbox.zygote.linux import (
     MS_BIND,
     MS_NODEV,
     MS_NOEXEC,

@@ -1,8 +1,8 @@
 """One execution: the child's entry point, and the zygote's view of it while it runs.
 
-The fork server (`gate.sandbox.forkserver`) forks the child as the init process of a fresh
+The fork server (`gate.sandbox.zygote.forkserver`) forks the child as the init process of a fresh
 PID namespace: when it dies, the kernel kills every process the candidate started. The
-child enters the sandbox (`gate.sandbox.isolate`) and runs the harness. The zygote feeds the
+child enters the sandbox (`gate.sandbox.zygote.isolate`) and runs the harness. The zygote feeds the
 child's pipes to its `RunningJob`, kills it at the deadline, and `finish` turns what it saw
 into the outcome message. Without PID namespaces, leftovers are swept by uid or group.
 """
@@ -13,14 +13,14 @@ import contextlib
 import marshal
 import os
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.sandbox import isolate, plain
-from gate.sandbox.isolate import Mode
-from gate.sandbox.settings import Settings
+from gate.sandbox.protocol import plain
+from gate.sandbox.protocol.boot import ZygoteSetup
+from gate.sandbox.zygote import isolate
+from gate.sandbox.zygote.isolate import IsolationMode
 
 NONCE_BYTES = 16
 LENGTH_BYTES = 4
@@ -36,8 +36,8 @@ REAP_S = 10.0  # after SIGKILL: how long to wait for the exit before giving up o
 class Machine:
     """Everything a job needs, prepared once by the zygote."""
 
-    settings: Settings
-    mode: Mode
+    settings: ZygoteSetup
+    mode: IsolationMode
     run_harness: Callable[[dict[str, Any], bytes], None]
     baseline: int = 0  # the zygote's address space: the memory limit comes on top of it
     own_pid_namespace: int | None = None  # fd of the zygote's PID namespace
@@ -75,7 +75,6 @@ class RunningJob:
     slot: int
     pid: int
     nonce: bytes
-    started: float
     deadline: float
     streams: dict[int, Stream]  # read end -> stream (stdout, stderr, evidence in that order)
     evidence: Stream
@@ -92,7 +91,7 @@ class RunningJob:
         nonce: bytes,
         started: float,
         reads: list[int],
-        settings: Settings,
+        settings: ZygoteSetup,
     ) -> RunningJob:
         cap = settings.max_output_kb * 1024
         streams = {reads[0]: Stream(cap), reads[1]: Stream(cap), reads[2]: Stream(EVIDENCE_LIMIT)}
@@ -103,7 +102,6 @@ class RunningJob:
             slot=slot,
             pid=pid,
             nonce=nonce,
-            started=started,
             deadline=started + settings.timeout_s,
             streams=streams,
             evidence=streams[reads[2]],
@@ -149,7 +147,7 @@ def run_child(
         os._exit(HARNESS_FAILED)
 
 
-def prepare_slot(settings: Settings, mode: Mode, slot: int) -> None:
+def prepare_slot(settings: ZygoteSetup, mode: IsolationMode, slot: int) -> None:
     """Without a private filesystem view: an empty working folder owned by the slot's uid."""
     if mode.mount_ns:
         return
@@ -183,7 +181,6 @@ def finish(running: RunningJob, machine: Machine) -> dict[str, Any]:
         "exit_code": exit_code,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "timed_out": running.timed_out,
-        "duration_ms": round((time.monotonic() - running.started) * 1000, 3),
         "cpu_s": round(report.cpu_s, 3),
         "max_rss_kb": report.max_rss_kb,
         "stdout": streams[0].text(),

@@ -1,4 +1,5 @@
-"""Messages between the gate and its zygote: 4-byte big-endian length, then UTF-8 JSON."""
+"""How every message travels between the gate and its zygote: 4-byte big-endian length,
+then UTF-8 JSON (the shapes are in `gate.sandbox.protocol.messages`)."""
 
 from __future__ import annotations
 

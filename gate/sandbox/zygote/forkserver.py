@@ -20,8 +20,8 @@ import sys
 from socket import SCM_RIGHTS, SOL_SOCKET
 from typing import Any
 
-from gate.sandbox import isolate, linux
-from gate.sandbox.job import HARNESS_FAILED, SETUP_FAILED, Machine, run_child
+from gate.sandbox.zygote import isolate, linux
+from gate.sandbox.zygote.job import HARNESS_FAILED, SETUP_FAILED, Machine, run_child
 
 MESSAGE = 65536  # requests are small: the job itself travels in a memfd
 THREE_FDS = struct.Struct("3i")  # the read ends of stdout, stderr and evidence, for SCM_RIGHTS

@@ -13,25 +13,22 @@ from typing import Any
 
 from gate.checks.base import CheckResult
 from gate.inputs.expect import HiddenTest
-from gate.sandbox import plain
-from gate.sandbox.models import Job, Outcome
+from gate.sandbox.protocol import plain
+from gate.sandbox.protocol.messages import Job, Outcome
 
 SHOWN = 160
 
 
 @dataclass
 class Evidence:
-    """The frames of one execution, accepted in protocol order only."""
+    """The frames of one execution that decide checks, accepted in protocol order only (the
+    others, such as `import` and `done`, only have to arrive in their place)."""
 
     compile: tuple[bool, str] | None = None
-    imported: tuple[bool, str] | None = None
     calls: list[list[Any]] = field(default_factory=list)
-    test_module: tuple[bool, str] | None = None
     tests: dict[str, tuple[bool, str]] = field(default_factory=dict)
     clean: bool | None = None  # None: the tamper check never reported
     tampered: str = ""
-    done: bool = False
-    threads: int = 0
     problem: str | None = None
 
 
@@ -55,20 +52,13 @@ def read_evidence(job: Job, records: list[list[Any]]) -> Evidence:
         kind = record[0]
         if kind == "compile":
             evidence.compile = (bool(record[1]), str(record[2]))
-        elif kind == "import":
-            evidence.imported = (bool(record[1]), str(record[2]))
         elif kind == "call":
             evidence.calls.append(record)
-        elif kind == "tests":
-            evidence.test_module = (bool(record[1]), str(record[2]))
         elif kind == "test":
             evidence.tests[record[1]] = (bool(record[2]), str(record[3]))
         elif kind == "clean":
             evidence.tampered = str(record[1])
             evidence.clean = not evidence.tampered
-        elif kind == "done":
-            evidence.done = True
-            evidence.threads = int(record[1])
     return evidence
 
 

@@ -1,7 +1,7 @@
 """Strict verdicts: comparisons, truth tests and plain data that candidate code cannot bend.
 
 Runs inside the sandboxed child, after the candidate's code, from a private copy of this
-module (see `gate.sandbox.private`): only builtins and the aliases below are used.
+module (see `gate.sandbox.zygote.private`): only builtins and the aliases below are used.
 
 Trust rule: Python may compare two values only if every comparison method it could call
 belongs to a class that existed before the candidate ran (in the zygote) and is still the

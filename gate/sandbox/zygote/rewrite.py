@@ -1,19 +1,16 @@
-"""Test code (`expect.test_code`): which tests it defines, and the strict form it runs in.
+"""Test code (`expect.test_code`) in the strict form it runs in, and the modules it imports.
 
-`declared_tests` is what the parent expects to hear about (one `test:<name>` check each).
 `strict_tree` rewrites the test code so that its verdicts cannot be bent by the objects the
 candidate returns: comparisons, truth tests, `isinstance`, `all`/`any`, `bool()` and dict
 lookups go through helpers that refuse to run comparison methods defined by candidate code.
-Pure functions over source text; the helpers themselves live in `gate.sandbox.strict`.
+Pure functions over source text, run in the zygote; the helpers themselves live in
+`gate.sandbox.zygote.safe_compare`. Which tests the code defines is `gate.inputs.testcode`.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 
-TEST_PREFIX = "test_"
-HELPER_PREFIX = "__gate_"
 _OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "==",
     ast.NotEq: "!=",
@@ -35,54 +32,6 @@ def _parse(source: str) -> ast.Module:
         return ast.parse(source, "<test>")
     except SyntaxError as exc:
         raise ValueError(f"test_code does not parse: {exc.msg} (line {exc.lineno})") from None
-
-
-@functools.lru_cache(maxsize=1024)
-def _declared(source: str) -> tuple[str, ...]:
-    return tuple(_scan(source))
-
-
-def declared_tests(source: str) -> list[str]:
-    """Top-level `test_*` functions in definition order; ValueError for tests we cannot run."""
-    return list(_declared(source))
-
-
-def _scan(source: str) -> list[str]:
-    names: list[str] = []
-    for node in _parse(source).body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        if not node.name.startswith(TEST_PREFIX):
-            continue
-        if isinstance(node, ast.AsyncFunctionDef):
-            raise ValueError(f"{node.name} (line {node.lineno}): async tests are not supported")
-        if _required_args(node.args):
-            raise ValueError(f"{node.name} (line {node.lineno}): test functions take no arguments")
-        if _is_generator(node):
-            raise ValueError(f"{node.name} (line {node.lineno}): test functions must not yield")
-        if node.name not in names:
-            names.append(node.name)
-    if not names:
-        raise ValueError("test_code defines no `test_*` function")
-    return names
-
-
-def _required_args(args: ast.arguments) -> int:
-    positional = len(args.posonlyargs) + len(args.args) - len(args.defaults)
-    keyword = sum(1 for d in args.kw_defaults if d is None)
-    return positional + keyword
-
-
-def _is_generator(func: ast.FunctionDef) -> bool:
-    pending: list[ast.AST] = list(func.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Yield | ast.YieldFrom):
-            return True
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return False
 
 
 def _bound_names(tree: ast.AST) -> set[str]:
@@ -108,7 +57,9 @@ def _thunk(body: ast.expr) -> ast.Lambda:
     return ast.Lambda(args=empty, body=body)
 
 
-class _Strict(ast.NodeTransformer):
+class _SafeCompareRewriter(ast.NodeTransformer):
+    """Routes every verdict-bearing operation through the helpers of `safe_compare`."""
+
     def __init__(self, source: str, shadowed: set[str]) -> None:
         self.lines = source.splitlines(keepends=True)
         self.shadowed = shadowed
@@ -213,5 +164,5 @@ def imported_modules(source: str) -> list[str]:
 def strict_tree(source: str) -> ast.Module:
     """The test code with every verdict-bearing operation routed through the strict helpers."""
     tree = _parse(source)
-    rewritten = _Strict(source, _bound_names(tree)).visit(tree)
+    rewritten = _SafeCompareRewriter(source, _bound_names(tree)).visit(tree)
     return ast.fix_missing_locations(rewritten)

@@ -1,13 +1,14 @@
 """The zygote: a warm, single-threaded Python process; one forked child per job.
 
-Started by `gate.sandbox.service` with a clean environment, it isolates its network once,
-imports what candidates commonly use (and every builtin module), runs the prelude, locks the
-interpreter down, takes the tamper snapshot, finds out which protections this machine
-allows, enters its read-only filesystem view, and forks its fork server (which forks the
-jobs). Then it serves jobs from stdin and answers on stdout; its event loop watches every
-running job: pipes, exit and deadline. A fork costs a millisecond or two where a fresh
-interpreter costs tens, and every job still gets its own process, namespaces and uid. It
-imports only the standard library, so it starts in a fraction of a second.
+Started by `gate.sandbox.host.zygote_process` with a clean environment, it isolates its
+network once, imports what candidates commonly use (and every builtin module), runs the
+prelude, locks the interpreter down, takes the tamper snapshot, finds out which protections
+this machine allows, enters its read-only filesystem view, and forks its fork server (which
+forks the jobs). Then it serves jobs from stdin and answers on stdout; its event loop
+(`supervisor`) watches every running job: pipes, exit and deadline. A fork costs a
+millisecond or two where a fresh interpreter costs tens, and every job still gets its own
+process, namespaces and uid. It imports only the standard library, so it starts in a
+fraction of a second.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ import sys
 import traceback
 from typing import Any
 
-from gate.sandbox import fsview, guard, harness, isolate, job, private, strict, tamper, wire
-from gate.sandbox.fsview import plan_view
-from gate.sandbox.settings import MAX_WORKERS, UID_BLOCKS, Settings
-from gate.sandbox.supervisor import Supervisor
+from gate.sandbox.protocol import framing
+from gate.sandbox.protocol.boot import MAX_WORKERS, UID_BLOCKS, ZygoteSetup
+from gate.sandbox.zygote import fsview, guard, harness, isolate, job, private, safe_compare, tamper
+from gate.sandbox.zygote.fsview import plan_view
+from gate.sandbox.zygote.supervisor import Supervisor
 
 # What generated code imports most (HumanEval: typing, math, re, hashlib, collections, ...).
 # Every megabyte here is copied into each job's page tables, so the list stays short.
@@ -50,7 +52,7 @@ PRELOAD = (
     "string",
     "typing",
 )
-PRIVATE_MODULES = (harness, strict, tamper, guard)
+PRIVATE_MODULES = (harness, safe_compare, tamper, guard)
 
 
 def _preload() -> None:
@@ -59,7 +61,7 @@ def _preload() -> None:
             importlib.import_module(name)
 
 
-def _run_prelude(settings: Settings) -> tuple[dict[str, Any], str | None]:
+def _run_prelude(settings: ZygoteSetup) -> tuple[dict[str, Any], str | None]:
     template: dict[str, Any] = {}
     if not settings.prelude.strip():
         return template, None
@@ -72,7 +74,7 @@ def _run_prelude(settings: Settings) -> tuple[dict[str, Any], str | None]:
     return template, None
 
 
-def boot(settings: Settings) -> tuple[job.Machine, dict[str, Any]]:
+def boot(settings: ZygoteSetup) -> tuple[job.Machine, dict[str, Any]]:
     """Everything before the first job; returns the machine and the hello message."""
     block = (os.getpid() % UID_BLOCKS) * MAX_WORKERS
     settings = dataclasses.replace(settings, uid_base=settings.uid_base + block)
@@ -119,15 +121,15 @@ def boot(settings: Settings) -> tuple[job.Machine, dict[str, Any]]:
 
 def main() -> None:
     stdin = os.fdopen(0, "rb", buffering=0, closefd=False)
-    first = wire.read_stream(stdin)
+    first = framing.read_stream(stdin)
     if first is None:
         return
     try:
-        machine, hello = boot(Settings.from_dict(first))
+        machine, hello = boot(ZygoteSetup.from_dict(first))
     except BaseException as exc:
-        wire.write_fd(1, {"type": "fatal", "error": f"{type(exc).__name__}: {exc}"})
+        framing.write_fd(1, {"type": "fatal", "error": f"{type(exc).__name__}: {exc}"})
         raise
-    wire.write_fd(1, hello)
+    framing.write_fd(1, hello)
     supervisor = Supervisor(machine)
     try:
         supervisor.serve()

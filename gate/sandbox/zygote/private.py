@@ -1,7 +1,7 @@
 """Private copies of the harness modules, out of the candidate's reach.
 
 Candidate code can monkeypatch any module it can import (`builtins.len = ...`,
-`gate.sandbox.harness._emit = ...`). The harness therefore never runs from its real module
+`gate.sandbox.zygote.harness._emit = ...`). The harness therefore never runs from its real module
 dicts: the zygote copies each module's globals, gives the copies a private snapshot of the
 builtins, and rebinds every function to its copy. The copies are referenced only from the
 zygote's and the harness's local variables, which candidate code cannot read (frame access is

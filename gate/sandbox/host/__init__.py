@@ -1,0 +1,1 @@
+"""The gate's side of the sandbox: runs in the gate's process (see `gate.sandbox`)."""
