@@ -16,7 +16,7 @@ from servers.github_api import GitHubServer
 from servers.world import TOKEN, WORDS, Run, World, project_files, prompt, serve_api, serve_world
 
 from gate.errors import InputError
-from gate.flow.pr import failed_comparison
+from gate.flow.judging import failed_comparison
 from gate.flow.sides import SideStatus
 from gate.github.inputs import read_settings
 

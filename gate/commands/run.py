@@ -12,6 +12,8 @@ from gate.report.models import JudgeUsage, Summary
 from gate.run.shard import Shard
 from gate.run.side import RunRequest, run_side
 
+ALL_ERRORED = 3  # the same code as an error verdict
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="run a suite against one checkout and write its report")
@@ -28,6 +30,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--record", metavar="FILE", help="also write the outputs as a replay file")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N (see `gate merge`)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument(
+        "--system-config",
+        metavar="FILE",
+        help="this side's own gate.yml: its suite's `system` and sandbox.pythonpath/prelude run, "
+        "measured with --config's cases, checks and judge (the PR flow's base side)",
+    )
+    p.add_argument(
+        "--heldout-detail",
+        metavar="DIR",
+        help="also write the full report here; the report in --out holds held-out cases "
+        "redacted (id, outcome, cost), so --out can be uploaded",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -63,10 +77,12 @@ def judge_part(judge: JudgeUsage | None) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
+    own = load_config(args.system_config) if args.system_config else None
     shard = Shard.parse(args.shard) if args.shard else None
     names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
     if args.suite:
         loaded.config.suite(args.suite)
+    code = 0
     for name in names:
         label = args.label if len(names) == 1 else f"{args.label}.{name}"
         request = RunRequest(
@@ -81,7 +97,15 @@ def handle(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             concurrency=args.concurrency,
             show_progress=not args.quiet,
+            system_config=own,
+            heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
         )
         summary = run_side(request)
         print(describe(summary, Path(args.out) / f"{label}.jsonl"), file=sys.stderr)
-    return 0
+        code = max(code, exit_code(summary))
+    return code
+
+
+def exit_code(summary: Summary) -> int:
+    """3 when every case ended in an error (the system is down: nothing was measured)."""
+    return ALL_ERRORED if summary.n and summary.errors == summary.n else 0

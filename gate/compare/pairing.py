@@ -22,7 +22,7 @@ from gate.compare.models import (
 from gate.compare.stats import PairedCounts, paired_counts, significance
 from gate.compare.verdict import decide
 from gate.inputs.policy import SEVERITY_ORDER, Policy
-from gate.report.models import CaseResult, JudgeUsage, Report, rate, total_judge
+from gate.report.models import CaseResult, JudgeUsage, Report, RunMeta, rate, total_judge
 from gate.report.summary import calls_of, percentile
 
 DETAIL_CHARS = 500
@@ -253,8 +253,13 @@ def _report_findings(base: Report, head: Report, added: int, removed: int) -> li
     return found
 
 
-def compare(base: Report, head: Report, policy: Policy) -> Comparison:
-    """Pair the head's cases with the base's by id and decide the verdict."""
+def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
+    """Pair the head's cases with the base's by id and decide the verdict. `base` None: the
+    suite is new, there is no baseline, and the head is judged on its own (its blocking cases
+    and errors); otherwise a comparison that paired no case is an error, never a pass."""
+    baseline = base is not None
+    if base is None:
+        base = Report(meta=RunMeta(label="base", suite=head.meta.suite), results=[], path=head.path)
     base_by_id = {r.id: r for r in base.results}
     head_ids = {r.id for r in head.results}
     pairs = [(base_by_id[r.id], r) for r in head.results if r.id in base_by_id]
@@ -279,10 +284,14 @@ def compare(base: Report, head: Report, policy: Policy) -> Comparison:
     delta = points(table.head_passed, table.base_passed, table.n)
     base_totals = totals(base.results, base.meta.repeats)
     head_totals = totals(head.results, head.meta.repeats)
-    verdict, findings = decide(base_totals, head_totals, delta, stats, lists, changes, policy)
+    verdict, findings = decide(
+        base_totals, head_totals, delta, stats, lists, changes, policy, baseline=baseline
+    )
+    if baseline:
+        findings += _report_findings(base, head, len(added), len(removed))
     return Comparison(
         verdict=verdict,
-        findings=findings + _report_findings(base, head, len(added), len(removed)),
+        findings=findings,
         suite=head.meta.suite or base.meta.suite or "default",
         policy=policy,
         base_pass_rate=rate(table.base_passed, table.n),
@@ -300,7 +309,7 @@ def compare(base: Report, head: Report, policy: Policy) -> Comparison:
         base_usage=usage(b for b, _ in pairs),
         head_usage=usage(h for _, h in pairs),
         cases=changes,
-        base_meta=base.meta,
+        base_meta=base.meta if baseline else None,
         head_meta=head.meta,
         **lists,
     )

@@ -78,9 +78,14 @@ def decide(
     lists: dict[str, list[str]],
     changes: dict[str, CaseChange],
     policy: Policy,
+    *,
+    baseline: bool = True,
 ) -> tuple[Verdict, list[Finding]]:
-    """The verdict and its findings: errors first, then the two blocking rules."""
+    """The verdict and its findings: errors first, then the two blocking rules. With a
+    baseline, a comparison that paired no case compared nothing: an error, never a pass."""
     errors = _error_findings(base, head, policy) + _blocking_errors(changes, lists)
+    if baseline and delta is None and head.n:
+        errors.append(Finding(kind="nothing_compared", outcome="error", count=base.n, n=head.n))
     rules = _threshold(delta, stats, policy) + _blockers(lists)
     failures = [f for f in rules if f.outcome == "fail"]
     notes = [f for f in rules if f.outcome == "note"]
@@ -89,8 +94,8 @@ def decide(
     if failures:
         return "fail", failures + notes
     held = (
-        Finding(kind="no_pairs", outcome="pass")
-        if delta is None
+        Finding(kind="no_baseline", outcome="pass", n=head.n)
+        if not baseline
         else Finding(kind="within_threshold", outcome="pass", value=delta, limit=policy.threshold)
     )
     return "pass", [held, Finding(kind="no_blocker_fails", outcome="pass"), *notes]

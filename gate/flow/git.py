@@ -364,6 +364,14 @@ class GitRepo:
             raise GitError(redact(f"cannot list changed files: {exc}", self._secrets)) from None
         return sorted(set(changes), key=lambda c: (c.path, c.status))
 
+    def file_at(self, sha: str, path: str) -> str | None:
+        """The text of `path` (repo-relative) at commit `sha`; None when it has no such file."""
+        try:
+            self.git("cat-file", "-e", f"{sha}:{path}")
+        except GitError:
+            return None
+        return self.git("show", f"{sha}:{path}") + "\n"
+
     # -- the base checkout --
 
     @contextmanager

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
-from gate.compare.pairing import compare
-from gate.errors import InputError
+from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange, GitRepo
-from gate.flow.sides import SIDES, Side, SideStatus, default_cache_dir, run_sides, side_env
+from gate.flow.judging import SuiteRun, judge
+from gate.flow.sides import Side, default_cache_dir, run_sides, side_env
 from gate.flow.triggers import _repo_relative, relevant_changes, suite_triggers
 from gate.inputs.config import (
     LoadedConfig,
@@ -35,9 +35,6 @@ from gate.inputs.config import (
 )
 from gate.inputs.policy import Policy
 from gate.render import RenderContext, render_comment, render_summary
-from gate.render.reasons import explain
-from gate.report.io import read_report
-from gate.report.models import Report, RunMeta
 from gate.run.shard import Shard
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
@@ -76,6 +73,7 @@ class FlowRequest:
     report_hint: str | None = None
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     stream: TextIO = field(default_factory=lambda: sys.stderr)
+    heldout_detail: Path | None = None  # a folder for full held-out reports (never uploaded)
 
 
 def exit_on_sigterm() -> None:
@@ -93,70 +91,18 @@ def exit_code(outcomes: Sequence[SuiteOutcome]) -> int:
     return EXIT_CODES[combined_verdict(outcomes)]
 
 
-# --- judging what the sides left ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SuiteRun:
-    """What the sides of a suite left: how each run ended (one per side, or per side and
-    shard) and where each side's whole report is."""
-
-    statuses: tuple[SideStatus, ...]
-    reports: dict[str, Path]
-
-
-def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison | None:
-    """The error verdict when a side failed for good; None when a comparison can be made."""
-    head_input = next((s for s in statuses if s.side == "head" and s.input_error), None)
-    if head_input is not None:  # the head's configuration is the user's to fix
-        raise InputError(head_input.error or "the head's configuration cannot run")
-    failed = [s for s in statuses if s.fatal]
-    if not failed:
-        return None
-    first = [s for s in failed if s.returncode and s.returncode > 0] or failed
-    reasons = [f"{s.who} could not run (exit {s.returncode}): {s.error}" for s in first]
-    return Comparison(verdict="error", reasons=reasons, suite=suite)
-
-
-def unrunnable_base(statuses: Sequence[SideStatus]) -> SideStatus | None:
-    """The base run that could not take the head's configuration, if any."""
-    return next((s for s in statuses if s.side == "base" and s.returncode != 0), None)
-
-
-def _base_report(run: SuiteRun, suite: str) -> tuple[Report, list[str]]:
-    """The base's report; an empty one (every case counts as added) when the base checkout
-    lacks what the head's config needs."""
-    base = unrunnable_base(run.statuses)
-    if base is None:
-        return read_report(run.reports["base"], fold_attempts=True), []
-    note = (
-        f"the base could not run the head's configuration ({base.error}); "
-        "its cases count as added, so only the head's own failures can fail this PR"
-    )
-    empty = Report(meta=RunMeta(label="base", suite=suite), results=[], path=run.reports["base"])
-    return empty, [note]
-
-
-def judge(run: SuiteRun, suite: str, policy: Policy) -> Comparison:
-    failed = failed_comparison(run.statuses, suite)
-    if failed is not None:
-        return failed
-    base, notes = _base_report(run, suite)
-    head = read_report(run.reports["head"], fold_attempts=True)
-    comparison = explain(compare(base, head, policy))
-    return comparison.model_copy(update={"notes": notes + comparison.notes})
-
-
 # --- the flow --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class SuitePlan:
-    """Whether a suite runs: the changes that touch it, or why it is skipped."""
+    """Whether a suite runs: the changes that touch it, or why it is skipped; and whether the
+    base has the suite (`baseline`: its own system runs on the base side) or it is new."""
 
     name: str
     changes: tuple[FileChange, ...]
     skip_reason: str | None
+    baseline: bool = True
 
     @property
     def runs(self) -> bool:
@@ -215,21 +161,29 @@ def _changes(request: FlowRequest) -> list[FileChange]:
     return changes
 
 
-def plan_suites(request: FlowRequest) -> list[SuitePlan]:
-    """Change detection: which suites run (every mode decides this the same way)."""
+def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
+    """Change detection: which suites run (every mode decides this the same way), and which
+    of them the base's gate.yml has."""
     changes = _changes(request)
     plans = []
     for suite in request.config.config.suites:
         patterns = suite_triggers(request.config, suite, request.repo.root)
         relevant = relevant_changes(changes, patterns)
         skip = None if relevant else _skip_reason(changes, patterns)
-        plans.append(SuitePlan(suite.name, tuple(relevant), skip))
+        plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
     return plans
 
 
-def flow_policy(request: FlowRequest) -> Policy:
-    return Policy.from_config(
-        request.config.config,
+def read_request_baseline(request: FlowRequest) -> Baseline:
+    return read_baseline(request.repo, request.base_sha, request.config)
+
+
+def request_policy(request: FlowRequest, baseline: Baseline) -> Policy:
+    """The base's policy (the head's where the base has no gate.yml), with the command
+    line's or the Action's overrides."""
+    return flow_policy(
+        baseline,
+        request.config,
         threshold=request.threshold,
         block_severities=request.block_severities,
     )
@@ -238,6 +192,7 @@ def flow_policy(request: FlowRequest) -> Policy:
 def run_planned(
     request: FlowRequest,
     plans: Sequence[SuitePlan],
+    baseline: Baseline,
     then: Callable[[SuitePlan, SuiteRun], T],
     *,
     shard: Shard | None = None,
@@ -250,24 +205,39 @@ def run_planned(
     with request.repo.worktree(request.base_sha) as base_root:
         env = side_env(request.repo.subprocess_env(), default_cache_dir(request.environ))
         return {
-            plan.name: then(plan, _run_suite(request, plan.name, base_root, env, shard))
+            plan.name: then(plan, _run_suite(request, plan, baseline, base_root, env, shard))
             for plan in runnable
         }
 
 
+def _sides(
+    request: FlowRequest, plan: SuitePlan, baseline: Baseline, base_root: Path, shard: Shard | None
+) -> list[Side]:
+    """The head, and the base with its own gate.yml's system, when the base has the suite."""
+    folder = request.out_dir.resolve() / suite_folder(plan.name)
+    detail = ("--heldout-detail", str(request.heldout_detail)) if request.heldout_detail else ()
+    own = baseline.config_in(base_root)
+    base_args = ("--system-config", str(own)) if own is not None else ()
+    head = Side("head", request.repo.root, folder / f"{report_label('head', shard)}.jsonl", detail)
+    if not plan.baseline:
+        return [head]
+    base_report = folder / f"{report_label('base', shard)}.jsonl"
+    return [Side("base", base_root, base_report, (*base_args, *detail)), head]
+
+
 def _run_suite(
     request: FlowRequest,
-    suite: str,
+    plan: SuitePlan,
+    baseline: Baseline,
     base_root: Path,
     env: Mapping[str, str],
     shard: Shard | None,
 ) -> SuiteRun:
-    folder = request.out_dir.resolve() / suite_folder(suite)
-    roots = {"base": base_root, "head": request.repo.root}
-    sides = [Side(n, roots[n], folder / f"{report_label(n, shard)}.jsonl") for n in SIDES]
-    what = f"shard {shard} of base and head" if shard else "base and head"
-    print(f"[gate] suite {suite}: running {what}", file=request.stream, flush=True)
-    run_sides(sides, request.config.path, suite, env, request.stream, shard=shard)
+    sides = _sides(request, plan, baseline, base_root, shard)
+    names = " and ".join(s.name for s in sides) + ("" if plan.baseline else " (a new suite)")
+    what = f"shard {shard} of {names}" if shard else names
+    print(f"[gate] suite {plan.name}: running {what}", file=request.stream, flush=True)
+    run_sides(sides, request.config.path, plan.name, env, request.stream, shard=shard)
     return SuiteRun(tuple(s.status(shard) for s in sides), {s.name: s.report for s in sides})
 
 
@@ -289,13 +259,14 @@ def outcomes(
 
 def run_flow(request: FlowRequest) -> list[SuiteOutcome]:
     """Decide per suite whether it runs, run base and head where needed, compare, render."""
-    plans = plan_suites(request)
-    policy = flow_policy(request)
+    plans = plan_suites(request, baseline := read_request_baseline(request))
+    policy = request_policy(request, baseline)
+    notes = policy_findings(baseline, request.config)
 
     def judged(plan: SuitePlan, run: SuiteRun) -> Judged:
-        return judge(run, plan.name, policy), run.reports
+        return judge(run, plan.name, policy, baseline=plan.baseline, findings=notes), run.reports
 
-    return outcomes(request, plans, run_planned(request, plans, judged))
+    return outcomes(request, plans, run_planned(request, plans, baseline, judged))
 
 
 # --- gate check ------------------------------------------------------------------------------

@@ -26,24 +26,23 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from gate import __version__
-from gate.compare.models import Comparison
+from gate.compare.models import Comparison, Finding
 from gate.errors import GateError, InputError
+from gate.flow.baseline import policy_findings
+from gate.flow.judging import SuiteRun, failed_comparison, judge
 from gate.flow.pr import (
     FlowRequest,
     Judged,
     SuiteOutcome,
     SuitePlan,
-    SuiteRun,
-    failed_comparison,
-    flow_policy,
-    judge,
     outcomes,
     plan_suites,
+    read_request_baseline,
     report_label,
+    request_policy,
     run_planned,
     shard_name,
     suite_folder,
-    unrunnable_base,
 )
 from gate.flow.sides import SIDES, SideStatus
 from gate.inputs.policy import Policy
@@ -98,7 +97,8 @@ class ShardOutcome:
 
 def run_shard_flow(request: FlowRequest, shard: Shard) -> list[ShardOutcome]:
     """Shard `shard` of both sides of every suite that runs; partial reports and records only."""
-    plans = plan_suites(request)
+    baseline = read_request_baseline(request)
+    plans = plan_suites(request, baseline)
 
     def record(plan: SuitePlan, run: SuiteRun) -> ShardOutcome:
         folder = request.out_dir.resolve() / suite_folder(plan.name)
@@ -115,7 +115,7 @@ def run_shard_flow(request: FlowRequest, shard: Shard) -> list[ShardOutcome]:
             return ShardOutcome(plan.name, shard, "error", failed.reasons)
         return ShardOutcome(plan.name, shard, "partial")
 
-    ran = run_planned(request, plans, record, shard=shard)
+    ran = run_planned(request, plans, baseline, record, shard=shard)
     return [
         ran[p.name] if p.runs else ShardOutcome(p.name, shard, "skipped", [p.skip_reason or ""])
         for p in plans
@@ -212,7 +212,8 @@ def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -
 
 def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> str | None:
     """Each side's shards into `out/<side>.jsonl`; why not, if they do not merge."""
-    sides = [s for s in SIDES if not (s == "base" and unrunnable_base(statuses))]
+    ran = {s.side for s in statuses}
+    sides = [s for s in SIDES if s in ran]
     for side in sides:
         try:
             merge_reports([r.report(p.parent, side) for p, r in found], out, side)
@@ -222,8 +223,14 @@ def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> str
 
 
 def _finish_suite(
-    request: FlowRequest, suite: str, found: Found, folder: str, policy: Policy
+    request: FlowRequest,
+    plan: SuitePlan,
+    found: Found,
+    folder: str,
+    policy: Policy,
+    notes: Sequence[Finding],
 ) -> Judged:
+    suite = plan.name
     problem = shard_problem(suite, found, request, folder)
     if problem is not None:
         return Comparison(verdict="error", reasons=[problem], suite=suite), {}
@@ -241,18 +248,21 @@ def _finish_suite(
     if problem is not None:
         return Comparison(verdict="error", reasons=[problem], suite=suite), {}
     run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
-    return judge(run, suite, policy), run.reports
+    comparison = judge(run, suite, policy, baseline=plan.baseline, findings=notes)
+    return comparison, run.reports
 
 
 def run_finish_flow(request: FlowRequest, folder: Path) -> list[SuiteOutcome]:
     """Merge the shard jobs' reports found under `folder`, then judge and render as the
     unsharded flow does."""
-    plans = plan_suites(request)
-    policy = flow_policy(request)
+    baseline = read_request_baseline(request)
+    plans = plan_suites(request, baseline)
+    policy = request_policy(request, baseline)
+    notes = policy_findings(baseline, request.config)
     found = find_records(folder) if any(p.runs for p in plans) else {}
     shown = _shown(folder, request.repo.root)
     judged = {
-        p.name: _finish_suite(request, p.name, found.get(p.name, []), shown, policy)
+        p.name: _finish_suite(request, p, found.get(p.name, []), shown, policy, notes)
         for p in plans
         if p.runs
     }

@@ -24,6 +24,7 @@ from typing import Literal, TextIO
 from pydantic import BaseModel, ConfigDict
 
 from gate.errors import InputError
+from gate.report.io import report_paths
 from gate.run.shard import Shard
 
 SIDES = ("base", "head")
@@ -44,6 +45,7 @@ class SideStatus(BaseModel):
     returncode: int | None = None  # None: it never came to an end
     error: str | None = None  # the run's last error line, when it failed
     shard: str | None = None  # `I/N` in the sharded mode
+    complete: bool = False  # the run wrote its whole report (also when every case errored)
 
     @property
     def who(self) -> str:
@@ -55,9 +57,9 @@ class SideStatus(BaseModel):
 
     @property
     def fatal(self) -> bool:
-        """A failure that makes the other side's run pointless. A base that cannot run its
-        input (the PR brings the system in) is not: the head is still judged on its own."""
-        return self.returncode not in (0, None) and not (self.side == "base" and self.input_error)
+        """A failure that leaves no report to compare, on either side. A run whose every case
+        ended in an error (exit 3) did write its report: the comparison names the errors."""
+        return self.returncode not in (0, None) and not self.complete
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Side:
     name: str
     root: Path
     report: Path  # OUT/LABEL.jsonl
+    args: tuple[str, ...] = ()  # more `gate run` arguments (the base's --system-config)
     returncode: int | None = None
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
 
@@ -83,6 +86,7 @@ class Side:
                 "returncode": self.returncode,
                 "error": self.error_line if failed else None,
                 "shard": str(shard) if shard else None,
+                "complete": report_paths(self.report.parent, self.report.stem)[1].is_file(),
             }
         )
 
@@ -133,6 +137,7 @@ def run_sides(
                 sys.executable, "-P", "-m", "gate", "run", "-c", str(config), "--suite", suite,
                 "--root", str(side.root), "--out", str(side.report.parent),
                 "--label", side.report.stem, *(["--shard", str(shard)] if shard else []),
+                *side.args,
             ]  # fmt: skip
             proc = subprocess.Popen(
                 argv,

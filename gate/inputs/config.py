@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gate.errors import InputError
 from gate.inputs.policy import PolicyKeys
-from gate.inputs.sourcemap import known_fields, load_yaml, validation_error
+from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 
 
 class Strict(BaseModel):
@@ -206,33 +206,54 @@ class GateConfig(PolicyKeys):
 
 
 class LoadedConfig(BaseModel):
-    """A parsed config together with where it came from (cases resolve against its folder)."""
+    """A parsed config together with where it came from (cases resolve against its folder)
+    and where each key stands in it (so later errors can name the line)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     config: GateConfig
     path: Path
+    locator: Locator | None = None
+    shorthand: bool = Field(False, description="one suite written as top-level cases/system")
 
     @property
     def base_dir(self) -> Path:
         return self.path.parent
 
+    def suite_line(self, name: str, *keys: str) -> int | None:
+        """The line of `keys` inside the suite `name` (e.g. "system", "model_config")."""
+        if self.locator is None:
+            return None
+        index = next(i for i, s in enumerate(self.config.suites) if s.name == name)
+        prefix: tuple[str | int, ...] = () if self.shorthand else ("suites", index)
+        return self.locator.line((*prefix, *keys))
+
+    def line(self, *keys: str) -> int | None:
+        return self.locator.line(keys) if self.locator is not None else None
+
 
 VOCABULARY = known_fields(GateConfig, *SystemConfig.__args__[0].__args__)  # type: ignore[attr-defined]
 
 
-def parse_config(text: str, path: Path) -> GateConfig:
+def read_config(text: str, path: Path) -> LoadedConfig:
     data, locator = load_yaml(text, path)
     if data is None:
         raise InputError("the file is empty; it needs at least `cases` and `system`", file=path)
     if not isinstance(data, dict):
         raise InputError("the top level must be a mapping of keys", file=path, line=1)
     try:
-        return GateConfig.model_validate(data)
+        config = GateConfig.model_validate(data)
     except ValidationError as err:
         raise validation_error(
             err, file=path, data=data, locator=locator, vocabulary=VOCABULARY
         ) from None
+    return LoadedConfig(
+        config=config, path=path.resolve(), locator=locator, shorthand="suites" not in data
+    )
+
+
+def parse_config(text: str, path: Path) -> GateConfig:
+    return read_config(text, path).config
 
 
 def load_config(path: str | Path) -> LoadedConfig:
@@ -243,4 +264,4 @@ def load_config(path: str | Path) -> LoadedConfig:
         raise InputError("config file not found", file=file) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read config: {exc}", file=file) from None
-    return LoadedConfig(config=parse_config(text, file), path=file.resolve())
+    return read_config(text, file)

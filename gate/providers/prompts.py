@@ -17,7 +17,7 @@ import re
 import secrets
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
@@ -41,9 +41,15 @@ class ModelSettings(BaseModel):
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
     system: str | None = Field(None, description="System-prompt file, relative to the checkout")
+    provider: Literal["openai", "anthropic"] | None = Field(
+        None, description="Decides this side's provider, whatever the suite's `kind` says"
+    )
+    base_url: str | None = Field(None, description="The provider's endpoint for this model")
+    api_key_env: str | None = Field(None, description="Environment variable holding the key")
 
     def params(self) -> dict[str, Any]:
-        """The request parameters: everything but `model` and `system`, unset keys left out."""
+        """The request parameters: everything but `model`, `system` and where to send them
+        (`provider`, `base_url`, `api_key_env`), unset keys left out."""
         common = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         params = {k: v for k, v in common.items() if v is not None}
         return {**params, **(self.model_extra or {})}

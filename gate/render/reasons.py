@@ -67,7 +67,22 @@ WORDS: dict[str, Callable[[Finding], str]] = {
         "require_significance is on, so it does not block"
     ),
     "blockers": _blockers,
-    "no_pairs": lambda f: "no case ran on both sides, so the threshold rule does not apply",
+    "nothing_compared": lambda f: (
+        f"no case ran on both sides ({f.count} on base, {f.n} on head, none of them paired), "
+        "so nothing was compared"
+    ),
+    "no_baseline": lambda f: (
+        "this suite is new: the base has no such suite, so there is no baseline and the "
+        "threshold rule does not apply; the head's own blocking cases and errors still count"
+    ),
+    "head_policy_changes": lambda f: (
+        "this PR changes the policy in gate.yml ("
+        + "; ".join(f.names)
+        + "): the base's policy judges it, the head's takes effect after merge"
+    ),
+    "head_policy_applies": lambda f: (
+        "the base has no gate.yml, so the head's policy judges this PR"
+    ),
     "within_threshold": _within,
     "no_blocker_fails": lambda f: "no blocking case fails on head",
     "other_suite": lambda f: (

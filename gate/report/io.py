@@ -30,10 +30,14 @@ def dump_line(model: BaseModel) -> str:
 
 
 class ReportWriter:
-    """Streams case lines to disk and finishes with the sorted report and the summary."""
+    """Streams case lines to disk and finishes with the sorted report and the summary.
 
-    def __init__(self, out_dir: Path, label: str) -> None:
+    Held-out cases are written redacted (`CaseResult.redacted`) unless `heldout_detail`: only
+    a writer into a folder the user asked for, and never uploads, keeps their detail."""
+
+    def __init__(self, out_dir: Path, label: str, *, heldout_detail: bool = False) -> None:
         self.jsonl, self.summary_path = report_paths(out_dir, label)
+        self.heldout_detail = heldout_detail
         self._handle: IO[str] | None = None
         self.builder = SummaryBuilder()
 
@@ -46,7 +50,8 @@ class ReportWriter:
 
     def write(self, result: CaseResult) -> None:
         assert self._handle is not None, "open() first"
-        self._handle.write(dump_line(result))
+        shown = result if self.heldout_detail or not result.heldout else result.redacted()
+        self._handle.write(dump_line(shown))
         self._handle.flush()
         self.builder.add(result)
 

@@ -112,6 +112,14 @@ class CaseResult(BaseModel):
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if c.passed is False]
 
+    def redacted(self) -> CaseResult:
+        """What a held-out case may show in a file anyone with read access can download: its
+        outcome and what it cost, never its output, checks (their names carry expectations),
+        scores or error text."""
+        hidden: dict[str, Any] = {"checks": [], "scores": {}, "output": None, "error": None}
+        attempts = [a.model_copy(update=hidden) for a in self.attempts]
+        return self.model_copy(update={**hidden, "attempts": attempts})
+
     def fold_attempts(self) -> None:
         """Keep of the attempts only what totals read (`calls_of`): a large report with
         repeats then fits in memory. For reading; a folded result is not written again."""
@@ -153,6 +161,9 @@ class RunMeta(BaseModel):
     git_sha: str | None = None
     git_dirty: bool | None = None
     config_file: str | None = None
+    system_config_file: str | None = Field(
+        None, description="the side's own gate.yml whose system ran, when not config_file"
+    )
     files: dict[str, str] = Field(default_factory=dict, description="path -> sha256")
     system: dict[str, Any] = Field(default_factory=dict)
     repeats: int = 1

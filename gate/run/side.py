@@ -20,6 +20,8 @@ from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
+from gate.run.own_system import own_sandbox, own_suite
+from gate.run.preflight import pythonpath_problems, system_files_problems
 from gate.run.progress import Progress
 from gate.run.provenance import find_repo_root, git_state, hash_files, now_iso
 from gate.run.runner import RunOptions, run_cases
@@ -42,6 +44,14 @@ class RunRequest:
     concurrency: int | None = None
     show_progress: bool = True
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    # The side's own gate.yml (the PR flow's base side): its system and SDK run, measured with
+    # `loaded`'s cases, checks, judge and sandbox limits.
+    system_config: LoadedConfig | None = None
+    heldout_detail: Path | None = None  # a folder for full held-out lines (never uploaded)
+
+    @property
+    def own(self) -> LoadedConfig:
+        return self.system_config or self.loaded
 
 
 def suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
@@ -89,7 +99,11 @@ def open_services(
 ) -> Iterator[tuple[System, CheckContext]]:
     """The system under test, and the sandbox and judge when some case needs them."""
     config = request.loaded.config
-    suite = config.suite(request.suite)
+    suite = own_suite(request.loaded, request.system_config, request.suite)
+    problems = system_files_problems(request.own, suite, env.root)
+    problems += pythonpath_problems(request.own, env.root)
+    if problems:
+        raise problems[0]
     with ExitStack() as stack:
         system = build_system(suite.system, env)
         stack.callback(system.close)
@@ -102,7 +116,8 @@ def open_services(
         if any(c.expect.has_code_checks for c in cases):
             from gate.sandbox import open_sandbox
 
-            ctx.sandbox = stack.enter_context(open_sandbox(config.sandbox, env.root))
+            sandbox = own_sandbox(request.loaded, request.system_config)
+            ctx.sandbox = stack.enter_context(open_sandbox(sandbox, env.root))
         if config.judge is not None and any(c.expect.rubric for c in cases):
             from gate.checks.judge import open_judge
 
@@ -122,7 +137,8 @@ def build_meta(
     sha, dirty = git_state(root)
     suite = config.suite(request.suite)
     watched = watched_files(root, [*config.watch, *suite.watch])
-    files = [request.loaded.path, *system.files(), *watched]
+    own = [request.system_config.path] if request.system_config else []
+    files = [request.loaded.path, *own, *system.files(), *watched]
     sandbox: dict[str, Any] | None = ctx.sandbox.protections() if ctx.sandbox else None
     return RunMeta(
         gate_version=__version__,
@@ -133,6 +149,7 @@ def build_meta(
         git_sha=sha,
         git_dirty=dirty,
         config_file=str(request.loaded.path),
+        system_config_file=str(request.system_config.path) if request.system_config else None,
         files=hash_files(files, [root, request.loaded.base_dir]),
         system=system.describe(),
         repeats=request.repeats or config.repeats,
@@ -175,18 +192,25 @@ def run_side(request: RunRequest) -> Summary:
     )
     with open_services(request, cases, env) as (system, ctx):
         meta = build_meta(request, config, system, ctx, len(selected), len(cases))
-        writer = ReportWriter(request.out_dir, request.label)
+        writers = [ReportWriter(request.out_dir, request.label)]
+        if request.heldout_detail is not None:
+            detail = ReportWriter(request.heldout_detail, request.label, heldout_detail=True)
+            writers.append(detail)
         progress = Progress(
             len(selected), label=request.label, enabled=request.show_progress, traffic=env.traffic
         )
         started = time.perf_counter()
-        writer.open(meta)
+        for writer in writers:
+            writer.open(meta)
 
         def sink(result: Any) -> None:
-            writer.write(result)
+            for writer in writers:
+                writer.write(result)
             progress.advance(result)
 
         run_cases(selected, system, ctx, options, sink)
         progress.finish()
         http = {role: traffic.as_dict() for role, traffic in env.traffic.items()}
-        return writer.close(meta, time.perf_counter() - started, http)
+        duration = time.perf_counter() - started
+        summaries = [writer.close(meta, duration, http) for writer in writers]
+        return summaries[0]

@@ -21,6 +21,10 @@ FACTORIES: dict[str, str] = {
 
 
 def build_system(config: Any, env: SystemEnv) -> System:
+    if config.kind in ("openai", "anthropic"):
+        from gate.systems.chat_provider import chat_config
+
+        config = chat_config(config, env.root)
     module_name, _, cls_name = FACTORIES[config.kind].partition(":")
     factory = getattr(importlib.import_module(module_name), cls_name)
     system: System = factory(config, env)

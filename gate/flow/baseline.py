@@ -1,0 +1,93 @@
+"""The base's own `gate.yml`, read from the base commit.
+
+It decides two things the head may not: which suites have a baseline (a suite the base's
+config lacks is new: the head runs alone), and the policy that judges the PR (a PR cannot
+relax the gate that judges it). Each base suite's `system` block is what the base side runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate.compare.models import Finding
+from gate.errors import InputError
+from gate.flow.git import GitRepo
+from gate.inputs.config import LoadedConfig, read_config
+from gate.inputs.policy import Policy, PolicyKeys
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What the base commit's gate.yml says; `relative` is the config's path in the repo
+    (None: the config lives outside the repository, so both sides use the one given)."""
+
+    relative: str | None
+    loaded: LoadedConfig | None = None  # None: no gate.yml there, or it cannot be read
+    problem: str | None = None  # why the base's gate.yml cannot be read
+
+    @property
+    def shared(self) -> bool:
+        return self.relative is None
+
+    def has_suite(self, name: str) -> bool:
+        if self.shared or self.problem:
+            return True  # a shared config has every suite; a broken one errs when run
+        return self.loaded is not None and any(s.name == name for s in self.loaded.config.suites)
+
+    def config_in(self, base_root: Path) -> Path | None:
+        """The base's gate.yml in the base checkout, for the base side's `--system-config`."""
+        return None if self.relative is None else base_root / self.relative
+
+
+def read_baseline(repo: GitRepo, base_sha: str, head: LoadedConfig) -> Baseline:
+    try:
+        relative = head.path.resolve().relative_to(repo.root.resolve()).as_posix()
+    except ValueError:
+        return Baseline(relative=None, loaded=head)
+    text = repo.file_at(base_sha, relative)
+    if text is None:
+        return Baseline(relative=relative)
+    try:
+        loaded = read_config(text, Path(f"{relative} (base {base_sha[:12]})"))
+    except InputError as exc:
+        return Baseline(relative=relative, problem=str(exc))
+    return Baseline(relative=relative, loaded=loaded)
+
+
+def policy_source(baseline: Baseline, head: LoadedConfig) -> PolicyKeys:
+    """The base's policy; the head's only where the base has no gate.yml."""
+    return baseline.loaded.config if baseline.loaded is not None else head.config
+
+
+def flow_policy(
+    baseline: Baseline,
+    head: LoadedConfig,
+    *,
+    threshold: float | None = None,
+    block_severities: Sequence[str] | None = None,
+) -> Policy:
+    return Policy.from_config(
+        policy_source(baseline, head), threshold=threshold, block_severities=block_severities
+    )
+
+
+def policy_findings(baseline: Baseline, head: LoadedConfig) -> list[Finding]:
+    """Notes for the comment: the head's policy changes, or whose policy applies."""
+    if baseline.shared:
+        return []
+    if baseline.loaded is None:
+        return [Finding(kind="head_policy_applies", outcome="note")]
+    base = Policy.from_config(baseline.loaded.config)
+    changed = base.differences(head.config)
+    if not changed:
+        return []
+    names = [f"{key}: {_shown(old)} → {_shown(new)}" for key, (old, new) in changed.items()]
+    return [Finding(kind="head_policy_changes", outcome="note", names=names)]
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)

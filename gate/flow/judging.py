@@ -1,0 +1,63 @@
+"""Judging what the sides of a suite left: their reports compared, or why they cannot be.
+
+Never a pass on nothing: a side that could not run (either side) makes the verdict `error`
+with its reason; a head whose configuration is broken is the user's to fix (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gate.compare.models import Comparison, Finding
+from gate.compare.pairing import compare
+from gate.errors import InputError
+from gate.flow.sides import SideStatus
+from gate.inputs.policy import Policy
+from gate.render.reasons import explain
+from gate.report.io import read_report
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """What the sides of a suite left: how each run ended (one per side, or per side and
+    shard) and where each side's whole report is."""
+
+    statuses: tuple[SideStatus, ...]
+    reports: dict[str, Path]
+
+
+def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison | None:
+    """The error verdict when a side failed for good; None when a comparison can be made."""
+    head_input = next((s for s in statuses if s.side == "head" and s.input_error), None)
+    if head_input is not None:  # the head's configuration is the user's to fix
+        raise InputError(head_input.error or "the head's configuration cannot run")
+    failed = [s for s in statuses if s.fatal]
+    if not failed:
+        return None
+    first = [s for s in failed if s.returncode and s.returncode > 0] or failed
+    reasons = [f"{s.who} could not run (exit {s.returncode}): {s.error}" for s in first]
+    if any(s.side == "base" for s in first):
+        reasons.append("without the base's results nothing can be compared, so this is no pass")
+    return Comparison(verdict="error", reasons=reasons, suite=suite)
+
+
+def judge(
+    run: SuiteRun,
+    suite: str,
+    policy: Policy,
+    *,
+    baseline: bool = True,
+    findings: Sequence[Finding] = (),
+) -> Comparison:
+    """The suite's comparison, worded; `baseline` False: a new suite, the head judged alone.
+    `findings` are the flow's own notes (e.g. what the head's policy would change)."""
+    failed = failed_comparison(run.statuses, suite)
+    if failed is not None:
+        return failed
+    head = read_report(run.reports["head"], fold_attempts=True)
+    base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
+    comparison = compare(base, head, policy)
+    comparison = comparison.model_copy(update={"findings": [*comparison.findings, *findings]})
+    return explain(comparison)
