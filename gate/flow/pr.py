@@ -34,11 +34,11 @@ from gate.inputs.config import (
     load_config,
 )
 from gate.inputs.policy import Policy
+from gate.inputs.shard import Shard
 from gate.render import RenderContext, render_comment, render_summary
 from gate.render.reasons import explain
 from gate.report.io import read_report
 from gate.report.models import Report, RunMeta
-from gate.run.shard import Shard
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
 

@@ -47,11 +47,11 @@ from gate.flow.pr import (
 )
 from gate.flow.sides import SIDES, SideStatus
 from gate.inputs.policy import Policy
+from gate.inputs.shard import Shard
 from gate.render.markdown import text
 from gate.report.files import atomic_write
 from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
-from gate.run.shard import Shard
 
 RECORD_GLOB = "shard-*-of-*.json"
 ShardVerdict = Literal["partial", "error", "skipped"]

@@ -24,7 +24,7 @@ from typing import Literal, TextIO
 from pydantic import BaseModel, ConfigDict
 
 from gate.errors import InputError
-from gate.run.shard import Shard
+from gate.inputs.shard import Shard
 
 SIDES = ("base", "head")
 TAIL_LINES = 20

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from gate.errors import InputError
 from gate.inputs.policy import SEVERITIES, Severity
-from gate.run.shard import Shard
+from gate.inputs.shard import Shard
 
 CommentMode = Literal["always", "on-change", "never"]
 Mode = Literal["full", "shard", "finish"]

@@ -18,12 +18,12 @@ from gate.checks import CheckContext
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.inputs.shard import Shard, select_shard
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
 from gate.run.progress import Progress
 from gate.run.provenance import find_repo_root, git_state, hash_files, now_iso
 from gate.run.runner import RunOptions, run_cases
-from gate.run.shard import Shard, select_shard
 from gate.systems import SystemEnv, build_system
 from gate.systems.base import System
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import PythonSystem
-from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+from gate.report.output import SystemOutput
+from gate.systems.base import SystemEnv, SystemRequest
 
 _IMPORT_LOCK = threading.Lock()
 
