@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from gate.flow.git import FileChange, watched
+from gate.flow.git import FileChange
 from gate.inputs.config import (
     AnthropicSystem,
     CommandSystem,
@@ -17,6 +17,7 @@ from gate.inputs.config import (
     ReplaySystem,
     SuiteConfig,
 )
+from gate.inputs.globs import watched
 
 # --- what a suite depends on ---------------------------------------------------------------
 
