@@ -1,6 +1,7 @@
 """Retry delays: exponential backoff with jitter, and what the provider asks us to wait.
 
-Pure functions: the clock and the random source are passed in.
+Pure functions: the clock and the random source are passed in. The one parser of the
+retry headers (`Retry-After`, the rate-limit resets) for the providers' and GitHub's clients.
 """
 
 from __future__ import annotations
@@ -83,12 +84,20 @@ def _iso_delay(text: str, now: float) -> float | None:
 
 
 def retry_after(value: str, now: float) -> float | None:
-    """`Retry-After`: delta seconds or an HTTP date."""
+    """`Retry-After`: delta seconds or an HTTP date (the GitHub client reads it too)."""
     value = value.strip()
     try:
         return max(float(value), 0.0)
     except ValueError:
         return _http_date_delay(value, now)
+
+
+def epoch_reset(value: str, now: float) -> float | None:
+    """GitHub's `x-ratelimit-reset`: the epoch second at which the limit resets."""
+    try:
+        return max(float(value) - now, 0.0)
+    except ValueError:
+        return None
 
 
 def server_delay(headers: Mapping[str, str], now: float) -> float | None:
