@@ -27,14 +27,16 @@ from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.flow.git import FileChange, GitRepo
-from gate.flow.sides import SIDES, Side, SideStatus, default_cache_dir, run_sides, side_env
-from gate.flow.triggers import _repo_relative, relevant_changes, suite_triggers
+from gate.flow.sides import SIDES, Side, SideStatus, run_sides, side_env
+from gate.flow.triggers import relevant_changes, suite_triggers
 from gate.inputs.config import (
     LoadedConfig,
     load_config,
 )
+from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
 from gate.inputs.shard import Shard
+from gate.providers.cache import default_cache_dir
 from gate.render import RenderContext, render_comment, render_summary
 from gate.render.reasons import explain
 from gate.report.io import read_report
@@ -209,7 +211,7 @@ def _changes(request: FlowRequest) -> list[FileChange]:
     repo = request.repo
     since = repo.merge_base(request.base_sha, request.head_sha or "HEAD", fetch=request.fetch)
     changes = repo.changed_files(since, request.head_sha)
-    out_rel = _repo_relative(request.out_dir, repo.root)
+    out_rel = relative_posix(request.out_dir, repo.root)
     if out_rel:  # our own reports are never a change (gate check runs in the working tree)
         changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
     return changes
