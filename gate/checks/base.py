@@ -6,7 +6,7 @@ checks, a judge for rubrics); they never reach for I/O on their own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
@@ -47,7 +47,6 @@ class CheckContext:
 
     sandbox: CodeRunner | None = None
     judge: Judge | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
 class Check(Protocol):

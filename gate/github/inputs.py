@@ -189,7 +189,3 @@ class ActionSettings(BaseModel):
 def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     """The one place `gate action` reads its environment."""
     return ActionSettings(env=read_env(environ), inputs=read_inputs(environ))
-
-
-def secrets_of(inputs: ActionInputs) -> list[str]:
-    return [inputs.github_token.get_secret_value()] if inputs.github_token else []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,7 +46,6 @@ class SystemEnv:
     use_cache: bool = True
     prices: dict[str, Any] = field(default_factory=dict)
     concurrency: int = 8
-    extras: dict[str, Any] = field(default_factory=dict)
     # HTTP counts of each provider client of the run, by role ("system", "judge")
     traffic: dict[str, Traffic] = field(default_factory=dict)
 
@@ -57,6 +55,3 @@ class SystemEnv:
         if not path.is_file():
             raise InputError(f"file {name!r} not found in checkout {self.root}", key=key)
         return path
-
-
-SystemFactory = Callable[[Any, SystemEnv], System]
