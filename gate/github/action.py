@@ -83,14 +83,17 @@ def _input_error(exc: InputError, settings: ActionSettings | None) -> str:
     return workflow.error(exc.format(), file=file, line=exc.line, title="Eval Gate: bad input")
 
 
-def _finish_error(settings: ActionSettings, message: str) -> None:
+def _finish_uncompared(settings: ActionSettings, verdict: str, summary: str) -> None:
+    """The job summary's line and the outputs when no suite was compared."""
     env = settings.env
     if env.step_summary:
-        workflow.append_summary(
-            env.step_summary, f"⚠️ **Eval Gate: error**: {text(message, 2000)}\n"
-        )
+        workflow.append_summary(env.step_summary, summary)
     if env.output:
-        workflow.write_outputs(env.output, _outputs("error", [], {}))
+        workflow.write_outputs(env.output, _outputs(verdict, [], {}))
+
+
+def _finish_error(settings: ActionSettings, message: str) -> None:
+    _finish_uncompared(settings, "error", f"⚠️ **Eval Gate: error**: {text(message, 2000)}\n")
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -184,14 +187,8 @@ PR_TARGET_WARNING = (
 
 
 def _skip(settings: ActionSettings, out: TextIO, reason: str) -> int:
-    env = settings.env
     _say(out, workflow.notice(f"Eval Gate skipped: {reason}"))
-    if env.step_summary:
-        workflow.append_summary(
-            env.step_summary, f"⏭️ **Eval Gate: skipped**: {text(reason, 600)}\n"
-        )
-    if env.output:
-        workflow.write_outputs(env.output, _outputs("skipped", [], {}))
+    _finish_uncompared(settings, "skipped", f"⏭️ **Eval Gate: skipped**: {text(reason, 600)}\n")
     return 0
 
 

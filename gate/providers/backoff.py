@@ -63,24 +63,23 @@ def parse_duration(text: str) -> float | None:
     return sum(float(n) * _UNIT_S[u] for n, u in parts)
 
 
+def _until(moment: datetime, now: float) -> float | None:
+    """Seconds from `now` to `moment`; a time without a zone says nothing."""
+    return None if moment.tzinfo is None else max(moment.timestamp() - now, 0.0)
+
+
 def _http_date_delay(text: str, now: float) -> float | None:
     try:
-        moment = parsedate_to_datetime(text)
+        return _until(parsedate_to_datetime(text), now)
     except (TypeError, ValueError, IndexError):
         return None
-    if moment.tzinfo is None:
-        return None
-    return max(moment.timestamp() - now, 0.0)
 
 
 def _iso_delay(text: str, now: float) -> float | None:
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return _until(datetime.fromisoformat(text.strip().replace("Z", "+00:00")), now)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        return None
-    return max(moment.timestamp() - now, 0.0)
 
 
 def retry_after(value: str, now: float) -> float | None:
