@@ -18,9 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gate.checks.base import CheckResult
 from gate.report.io import ReportWriter
-from gate.report.models import Attempt, CaseResult, RunMeta, Tokens
+from gate.report.models import Attempt, CaseResult, CheckResult, RunMeta, Tokens
 
 TASKS = ["faq", "billing", "coding", "legal", "onboarding", "cards", "transfers", "kyc"]
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gate.checks.base import CheckResult
 from gate.report.io import ReportWriter, read_report
-from gate.report.models import Attempt, CaseResult, Report, RunMeta, Tokens
+from gate.report.models import Attempt, CaseResult, CheckResult, Report, RunMeta, Tokens
 
 HOSTILE_OUTPUTS = [
     "| a | b |\n|---|---|\n| c | d |",

@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, Project, run_gate
 from servers.model_server import ModelServer
 
-from gate.providers.cache import ResponseCache, cache_key
+from gate.providers.cache import ResponseCache, cache_key, default_cache_dir
 
 KEY = "sk-cache-test-5f1e2d3c4b"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0}
@@ -244,3 +244,9 @@ def test_a_cached_answer_reports_the_latency_of_the_call_it_replaces(project: Pr
     assert all(x["cached"] for x in cached) and summary["cache"]["hits"] == 4
     for before, after in zip(fresh, cached, strict=True):
         assert 80 <= after["latency_ms"] <= before["latency_ms"]  # the HTTP call, as it was
+
+
+def test_default_cache_dir_for_both_the_flow_and_a_side(tmp_path: Path) -> None:
+    assert default_cache_dir({"GATE_CACHE_DIR": "/c", "XDG_CACHE_HOME": "/x"}) == Path("/c")
+    assert default_cache_dir({"GATE_CACHE_DIR": "", "XDG_CACHE_HOME": "/x"}) == Path("/x/eval-gate")
+    assert default_cache_dir({"HOME": str(tmp_path)}) == tmp_path / ".cache" / "eval-gate"

@@ -17,8 +17,8 @@ from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case, load_case_file
 from gate.inputs.config import SandboxConfig
 from gate.inputs.expect import Expect
+from gate.report.output import SystemOutput
 from gate.sandbox import Sandbox, open_sandbox
-from gate.systems.base import SystemOutput
 
 
 @pytest.mark.parametrize(

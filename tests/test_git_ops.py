@@ -17,9 +17,8 @@ from gate.flow.git import (
     GitRepo,
     auth_header,
     config_env,
-    glob_matches,
-    watched,
 )
+from gate.inputs.globs import glob_matches, watched
 
 TOKEN = "ghs_gitopsTestToken987654321"
 

@@ -17,7 +17,8 @@ from gate.errors import CheckInfraError
 from gate.inputs.cases import Case
 from gate.inputs.config import JudgeConfig
 from gate.inputs.expect import Expect
-from gate.systems import SystemEnv, SystemOutput
+from gate.report.output import SystemOutput
+from gate.systems import SystemEnv
 
 RUBRIC = {"correctness": 2, "tone": 1}
 ANSWER = re.compile(r"<<<ANSWER (\w+)>>>\n(.*)\n<<<END OF ANSWER \1>>>", re.DOTALL)

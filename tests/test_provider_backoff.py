@@ -11,9 +11,11 @@ from requests.structures import CaseInsensitiveDict
 from gate.providers.backoff import (
     RetryPolicy,
     backoff_delay,
+    epoch_reset,
     is_retryable_status,
     next_delay,
     parse_duration,
+    retry_after,
     server_delay,
 )
 
@@ -65,6 +67,14 @@ def test_anthropic_reset_timestamps() -> None:
 
     at = datetime.fromtimestamp(NOW + 5, UTC).isoformat().replace("+00:00", "Z")
     assert server_delay(headers(anthropic_ratelimit_tokens_reset=at), NOW) == pytest.approx(5)
+
+
+def test_github_headers_read_by_the_same_parser() -> None:
+    assert retry_after("7", NOW) == 7.0
+    assert retry_after(formatdate(NOW + 30, usegmt=True), NOW) == pytest.approx(30, abs=1)
+    assert epoch_reset(str(int(NOW) + 12), NOW) == 12.0
+    assert epoch_reset(str(int(NOW) - 5), NOW) == 0.0
+    assert epoch_reset("soon", NOW) is None
 
 
 def test_silence_means_no_server_delay() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gate.errors import InputError, SystemCallError
-from gate.providers.formats import Message
 from gate.providers.prompts import ChatPrompt, PromptTemplate, load_model_settings
+from gate.providers.wire_formats import Message
 
 
 def write(root: Path, name: str, text: str) -> Path:

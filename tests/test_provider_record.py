@@ -10,7 +10,8 @@ import pytest
 from conftest import Project, run_gate
 from servers.model_server import ModelServer
 
-from gate.systems.base import SystemOutput, SystemRequest, Usage
+from gate.report.output import SystemOutput, Usage
+from gate.systems.base import SystemRequest
 from gate.systems.record import RecordingSystem
 from gate.systems.replay import load_recordings
 

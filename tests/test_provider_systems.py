@@ -14,7 +14,8 @@ from gate.errors import InputError, SystemCallError
 from gate.inputs.config import AnthropicSystem, HttpSystem, OpenAISystem
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint
 from gate.providers.pricing import cost_usd
-from gate.systems import SystemEnv, SystemRequest, Usage, build_system
+from gate.report.output import Usage
+from gate.systems import SystemEnv, SystemRequest, build_system
 
 KEY = "sk-systems-test-abcdef0123"
 PRICES = {"chat-small": {"input": 1.0, "output": 4.0}, "service-v1": {"input": 2.0, "output": 2.0}}

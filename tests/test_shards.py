@@ -13,8 +13,8 @@ from pathlib import Path
 
 from conftest import REPO, Project, run_gate
 
+from gate.inputs.shard import shard_of
 from gate.report.merge import shard_traffic
-from gate.run.shard import shard_of
 
 APP = "import time\n\ndef answer(i):\n    time.sleep(i.get('sleep', 0))\n    return 'even' if i['n'] % 2 == 0 else 'odd'\n"
 

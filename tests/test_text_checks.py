@@ -7,7 +7,7 @@ import pytest
 from gate.checks import CheckContext, plan_checks
 from gate.inputs.cases import Case
 from gate.inputs.expect import Expect
-from gate.systems.base import SystemOutput
+from gate.report.output import SystemOutput
 
 
 def results(expect: dict, text: str) -> dict[str, bool | None]:

@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gate.checks.base import Check, CheckContext, CheckResult, JudgeCall
+from gate.checks.base import Check, CheckContext
 from gate.checks.code import CodeChecks
 from gate.checks.rubric import RubricCheck
 from gate.checks.text import Equals, Json, Length, MustInclude, MustNotInclude, Regex
 from gate.inputs.expect import Expect
+from gate.report.models import CheckResult, JudgeCall
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
-    from gate.systems.base import SystemOutput
+    from gate.report.output import SystemOutput
 
-__all__ = ["CheckContext", "CheckPlan", "CheckResult", "Evaluation", "JudgeCall", "plan_checks"]
+__all__ = ["CheckContext", "CheckPlan", "Evaluation", "plan_checks"]
 
 
 @dataclass(frozen=True)

@@ -6,34 +6,16 @@ checks, a judge for rubrics); they never reach for I/O on their own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
+
+from gate.report.models import CheckResult, JudgeCall
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
-    from gate.systems.base import SystemOutput
-
-
-class CheckResult(BaseModel):
-    """One named boolean, e.g. `include:CAC`. `passed=None` means it needs human review."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    passed: bool | None
-    detail: str = ""
-    score: int | None = Field(None, description="Judge score (0-2) for rubric dimensions")
-
-
-class JudgeCall(BaseModel):
-    """What one judge call cost: recorded with the attempt it graded, totalled in the summary."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None
-    cached: bool = False
+    from gate.report.output import SystemOutput
 
 
 class JudgeVerdict(BaseModel):
@@ -65,7 +47,6 @@ class CheckContext:
 
     sandbox: CodeRunner | None = None
     judge: Judge | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
 class Check(Protocol):

@@ -7,12 +7,13 @@ import re
 import textwrap
 from typing import TYPE_CHECKING
 
-from gate.checks.base import CheckContext, CheckResult
+from gate.checks.base import CheckContext
 from gate.errors import CheckInfraError
+from gate.report.models import CheckResult
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
-    from gate.systems.base import SystemOutput
+    from gate.report.output import SystemOutput
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "py", "py3"})
 _FENCE = re.compile(

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gate.checks.base import CheckResult, JudgeCall, JudgeVerdict
+from gate.checks.base import JudgeVerdict
 from gate.errors import CheckInfraError, SystemCallError
 from gate.inputs.config import JudgeConfig
-from gate.providers.chat import client_for
 from gate.providers.client import ProviderClient
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
-from gate.providers.formats import (
+from gate.providers.pricing import cost_usd
+from gate.providers.transport import Endpoint
+from gate.providers.wire_formats import (
     AnthropicMessagesFormat,
     ChatFormat,
     Message,
@@ -34,9 +35,10 @@ from gate.providers.formats import (
     Reply,
     ServiceChatFormat,
 )
-from gate.providers.pricing import cost_usd
-from gate.providers.transport import Endpoint
-from gate.systems.base import SystemEnv, SystemOutput
+from gate.report.models import CheckResult, JudgeCall
+from gate.report.output import SystemOutput
+from gate.systems.base import SystemEnv
+from gate.systems.chat import client_for
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case

@@ -9,7 +9,7 @@ from gate.errors import CheckInfraError
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
-    from gate.systems.base import SystemOutput
+    from gate.report.output import SystemOutput
 
 
 class RubricCheck:

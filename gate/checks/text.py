@@ -7,11 +7,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gate.checks.base import CheckContext, CheckResult
+from gate.checks.base import CheckContext
+from gate.report.models import CheckResult
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
-    from gate.systems.base import SystemOutput
+    from gate.report.output import SystemOutput
 
 
 def _excerpt(text: str, limit: int = 60) -> str:

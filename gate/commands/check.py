@@ -9,7 +9,7 @@ from typing import Any
 
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
-from gate.render.formats import pct, pts
+from gate.render.values import pct, pts
 
 
 def add_parser(sub: Any) -> None:

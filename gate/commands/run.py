@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from gate.inputs.config import load_config
+from gate.inputs.shard import Shard
 from gate.report.models import JudgeUsage, Summary
-from gate.run.shard import Shard
 from gate.run.side import RunRequest, run_side
 
 ALL_ERRORED = 3  # the same code as an error verdict

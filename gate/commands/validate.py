@@ -12,9 +12,9 @@ from gate.checks import CheckContext, CheckPlan, plan_checks
 from gate.errors import CheckInfraError
 from gate.inputs.cases import Case
 from gate.inputs.config import load_config
+from gate.report.output import SystemOutput
 from gate.run.runner import status_of
 from gate.run.side import suite_cases
-from gate.systems.base import SystemOutput
 
 
 def add_parser(sub: Any) -> None:

@@ -9,10 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from gate.checks.base import CheckResult
 from gate.compare.stats import Significance
 from gate.inputs.policy import Policy
-from gate.report.models import RunMeta, Status
+from gate.report.models import CheckResult, RunMeta, Status
 
 Verdict = Literal["pass", "fail", "error", "skipped"]
 EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}

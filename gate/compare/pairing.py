@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gate.checks.base import CheckResult
 from gate.compare.models import (
     EXCERPT_CHARS,
     CaseChange,
@@ -22,7 +21,15 @@ from gate.compare.models import (
 from gate.compare.stats import PairedCounts, paired_counts, significance
 from gate.compare.verdict import decide
 from gate.inputs.policy import SEVERITY_ORDER, Policy
-from gate.report.models import CaseResult, JudgeUsage, Report, RunMeta, rate, total_judge
+from gate.report.models import (
+    CaseResult,
+    CheckResult,
+    JudgeUsage,
+    Report,
+    RunMeta,
+    rate,
+    total_judge,
+)
 from gate.report.summary import calls_of, percentile
 
 DETAIL_CHARS = 500

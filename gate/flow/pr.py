@@ -27,15 +27,17 @@ from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange, GitRepo
 from gate.flow.judging import SuiteRun, judge
-from gate.flow.sides import Side, default_cache_dir, run_sides, side_env
-from gate.flow.triggers import _repo_relative, relevant_changes, suite_triggers
+from gate.flow.sides import Side, run_sides, side_env
+from gate.flow.triggers import relevant_changes, suite_triggers
 from gate.inputs.config import (
     LoadedConfig,
     load_config,
 )
+from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
+from gate.inputs.shard import Shard
+from gate.providers.cache import default_cache_dir
 from gate.render import RenderContext, render_comment, render_summary
-from gate.run.shard import Shard
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
 
@@ -155,7 +157,7 @@ def _changes(request: FlowRequest) -> list[FileChange]:
     repo = request.repo
     since = repo.merge_base(request.base_sha, request.head_sha or "HEAD", fetch=request.fetch)
     changes = repo.changed_files(since, request.head_sha)
-    out_rel = _repo_relative(request.out_dir, repo.root)
+    out_rel = relative_posix(request.out_dir, repo.root)
     if out_rel:  # our own reports are never a change (gate check runs in the working tree)
         changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
     return changes

@@ -45,12 +45,13 @@ from gate.flow.pr import (
     suite_folder,
 )
 from gate.flow.sides import SIDES, SideStatus
+from gate.inputs.paths import display_path
 from gate.inputs.policy import Policy
+from gate.inputs.shard import Shard
 from gate.render.markdown import text
 from gate.report.files import atomic_write
 from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
-from gate.run.shard import Shard
 
 RECORD_GLOB = "shard-*-of-*.json"
 ShardVerdict = Literal["partial", "error", "skipped"]
@@ -171,13 +172,6 @@ def find_records(folder: Path) -> dict[str, Found]:
     return found
 
 
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -> str | None:
     """Why the shards of a suite cannot make its whole report: none, some missing or
     duplicated, or of other commits. None when every shard is there once."""
@@ -189,7 +183,7 @@ def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -
         )
     root = request.repo.root
     stale = [
-        f"{r.shard} ({_shown(p, root)})"
+        f"{r.shard} ({display_path(p, root)})"
         for p, r in found
         if (r.base_sha, r.head_sha) != (request.base_sha, request.head_sha)
     ]
@@ -200,7 +194,7 @@ def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -
         )
     try:
         check_shards(
-            [(Path(_shown(p, root)), RunMeta(suite=suite, shard=r.shard)) for p, r in found]
+            [(Path(display_path(p, root)), RunMeta(suite=suite, shard=r.shard)) for p, r in found]
         )
     except InputError as exc:
         return (
@@ -260,7 +254,7 @@ def run_finish_flow(request: FlowRequest, folder: Path) -> list[SuiteOutcome]:
     policy = request_policy(request, baseline)
     notes = policy_findings(baseline, request.config)
     found = find_records(folder) if any(p.runs for p in plans) else {}
-    shown = _shown(folder, request.repo.root)
+    shown = display_path(folder, request.repo.root)
     judged = {
         p.name: _finish_suite(request, p, found.get(p.name, []), shown, policy, notes)
         for p in plans

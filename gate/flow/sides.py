@@ -24,8 +24,8 @@ from typing import Literal, TextIO
 from pydantic import BaseModel, ConfigDict
 
 from gate.errors import InputError
+from gate.inputs.shard import Shard
 from gate.report.io import report_paths
-from gate.run.shard import Shard
 
 SIDES = ("base", "head")
 TAIL_LINES = 20
@@ -91,20 +91,11 @@ class Side:
         )
 
 
-def side_env(environ: Mapping[str, str], cache_dir: str) -> dict[str, str]:
+def side_env(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if not SCRUBBED.match(k)}
-    env["GATE_CACHE_DIR"] = cache_dir
+    env["GATE_CACHE_DIR"] = str(cache_dir)
     env["PYTHONUNBUFFERED"] = "1"
     return env
-
-
-def default_cache_dir(environ: Mapping[str, str]) -> str:
-    if environ.get("GATE_CACHE_DIR"):
-        return environ["GATE_CACHE_DIR"]
-    base = environ.get("XDG_CACHE_HOME") or str(
-        Path(environ.get("HOME", "~")).expanduser() / ".cache"
-    )
-    return str(Path(base) / "eval-gate")
 
 
 def _stream(process: subprocess.Popen[str], side: Side, out: TextIO, lock: threading.Lock) -> None:

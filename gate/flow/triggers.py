@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from gate.flow.git import FileChange, watched
+from gate.flow.git import FileChange
 from gate.inputs.config import (
     AnthropicSystem,
     CommandSystem,
@@ -17,15 +17,10 @@ from gate.inputs.config import (
     ReplaySystem,
     SuiteConfig,
 )
+from gate.inputs.globs import watched
+from gate.inputs.paths import relative_posix
 
 # --- what a suite depends on ---------------------------------------------------------------
-
-
-def _repo_relative(path: Path, root: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return None
 
 
 def _model_config_system_file(path: Path, root: Path) -> list[str]:
@@ -39,7 +34,7 @@ def _model_config_system_file(path: Path, root: Path) -> list[str]:
         return []
     for candidate in (root / system, path.parent / system):
         if candidate.is_file():
-            return [p for p in [_repo_relative(candidate, root)] if p]
+            return [p for p in [relative_posix(candidate, root)] if p]
     return []
 
 
@@ -62,11 +57,11 @@ def system_files(suite: SuiteConfig, root: Path) -> list[str]:
 def suite_triggers(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str]:
     """Globs (repo-relative) whose change makes the suite run: `watch` (global and the
     suite's), gate.yml itself, the suite's case files and the system's own files."""
-    config_dir = _repo_relative(loaded.base_dir, root) or ""
+    config_dir = relative_posix(loaded.base_dir, root) or ""
     prefix = f"{config_dir}/" if config_dir not in ("", ".") else ""
     cases = [suite.cases] if isinstance(suite.cases, str) else list(suite.cases)
     patterns = [*loaded.config.watch, *suite.watch]
-    patterns += [p for p in [_repo_relative(loaded.path, root)] if p]
+    patterns += [p for p in [relative_posix(loaded.path, root)] if p]
     patterns += [prefix + c.removeprefix("./") for c in cases]
     patterns += [f.removeprefix("./") for f in system_files(suite, root)]
     patterns += [f"{p.strip('/')}/**" for p in loaded.config.sandbox.pythonpath]

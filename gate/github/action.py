@@ -11,7 +11,6 @@ control (the runs' output) is streamed with workflow commands paused.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +39,7 @@ from gate.github.comments import (
 from gate.github.events import Activity, BaseSpec, activity_for, load_event
 from gate.github.inputs import ActionSettings, read_settings
 from gate.inputs.config import load_config
+from gate.inputs.paths import relative_posix
 from gate.render import comment_marker
 from gate.render.markdown import text
 from gate.report.files import atomic_write
@@ -78,20 +78,22 @@ def _input_error(exc: InputError, settings: ActionSettings | None) -> str:
     """One annotation line; on the config file and line when the error names them."""
     file = exc.file
     if file and settings is not None and Path(file).is_absolute():
-        with contextlib.suppress(ValueError):
-            file = Path(file).relative_to(settings.env.workspace.resolve()).as_posix()
+        file = relative_posix(Path(file), settings.env.workspace) or file
         exc = InputError(exc.message, file=file, line=exc.line, key=exc.key)
     return workflow.error(exc.format(), file=file, line=exc.line, title="Eval Gate: bad input")
 
 
-def _finish_error(settings: ActionSettings, message: str) -> None:
+def _finish_uncompared(settings: ActionSettings, verdict: str, summary: str) -> None:
+    """The job summary's line and the outputs when no suite was compared."""
     env = settings.env
     if env.step_summary:
-        workflow.append_summary(
-            env.step_summary, f"⚠️ **Eval Gate: error**: {text(message, 2000)}\n"
-        )
+        workflow.append_summary(env.step_summary, summary)
     if env.output:
-        workflow.write_outputs(env.output, _outputs("error", [], {}))
+        workflow.write_outputs(env.output, _outputs(verdict, [], {}))
+
+
+def _finish_error(settings: ActionSettings, message: str) -> None:
+    _finish_uncompared(settings, "error", f"⚠️ **Eval Gate: error**: {text(message, 2000)}\n")
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -185,14 +187,8 @@ PR_TARGET_WARNING = (
 
 
 def _skip(settings: ActionSettings, out: TextIO, reason: str) -> int:
-    env = settings.env
     _say(out, workflow.notice(f"Eval Gate skipped: {reason}"))
-    if env.step_summary:
-        workflow.append_summary(
-            env.step_summary, f"⏭️ **Eval Gate: skipped**: {text(reason, 600)}\n"
-        )
-    if env.output:
-        workflow.write_outputs(env.output, _outputs("skipped", [], {}))
+    _finish_uncompared(settings, "skipped", f"⏭️ **Eval Gate: skipped**: {text(reason, 600)}\n")
     return 0
 
 

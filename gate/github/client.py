@@ -18,6 +18,7 @@ import requests
 
 from gate import __version__
 from gate.errors import GateError
+from gate.providers.backoff import epoch_reset, retry_after
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
@@ -44,14 +45,6 @@ class RetryPolicy:
     max_wait_s: float = 120.0
 
 
-def _header_number(headers: Any, name: str) -> float | None:
-    value = headers.get(name)
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def _message(response: requests.Response) -> str:
     try:
         body = response.json()
@@ -73,12 +66,14 @@ def retry_delay(
         return backoff
     if status not in (403, 429):
         return None
-    retry_after = _header_number(headers, "retry-after")
-    if retry_after is not None:
-        return retry_after
-    reset = _header_number(headers, "x-ratelimit-reset")
-    if headers.get("x-ratelimit-remaining") == "0" and reset is not None:
-        return max(reset - now, 0.0) + 1.0
+    asked = headers.get("retry-after")
+    wait = retry_after(asked, now) if asked is not None else None
+    if wait is not None:
+        return wait
+    reset = headers.get("x-ratelimit-reset")
+    wait = epoch_reset(reset, now) if reset is not None else None
+    if headers.get("x-ratelimit-remaining") == "0" and wait is not None:
+        return wait + 1.0
     if status == 429 or "secondary rate limit" in _message(response).lower():
         # GitHub's advice without headers: wait at least a minute.
         return max(backoff, 60.0)

@@ -49,7 +49,6 @@ class IssueComment(BaseModel):
     body: str
     author: str | None
     author_is_bot: bool
-    html_url: str
 
 
 class Upserted(BaseModel):
@@ -66,7 +65,6 @@ def _parse(raw: dict) -> IssueComment:
         body=raw.get("body") or "",
         author=user.get("login"),
         author_is_bot=user.get("type") == "Bot",
-        html_url=raw.get("html_url", ""),
     )
 
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from gate.errors import InputError
 from gate.inputs.policy import SEVERITIES, Severity
-from gate.run.shard import Shard
+from gate.inputs.shard import Shard
 
 CommentMode = Literal["always", "on-change", "never"]
-Mode = Literal["full", "shard", "finish"]
-MODES = ("full", "shard", "finish")
+ActionMode = Literal["full", "shard", "finish"]
+ACTION_MODES: tuple[ActionMode, ...] = get_args(ActionMode)
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}  # what @actions/core's getBooleanInput accepts
 
@@ -37,7 +37,7 @@ class ActionInputs(BaseModel):
     base_ref: str | None = None
     comment: CommentMode = "on-change"
     fail_on_regression: bool = True
-    mode: Mode = "full"
+    mode: ActionMode = "full"
     shard: Shard | None = Field(None, description="mode shard: which shard this job runs")
     shard_reports: str = Field(
         "eval-gate-shards", description="mode finish: the folder holding the shard jobs' reports"
@@ -122,14 +122,14 @@ def _severities(value: str | None) -> list[Severity] | None:
     return items  # type: ignore[return-value]
 
 
-def _mode(value: str | None) -> Mode:
+def _mode(value: str | None) -> ActionMode:
     mode = value or "full"
-    if mode not in MODES:
+    if mode not in ACTION_MODES:
         raise _bad("mode", f"must be full, shard or finish, got {mode!r}")
     return mode  # type: ignore[return-value]
 
 
-def _shard(value: str | None, mode: Mode) -> Shard | None:
+def _shard(value: str | None, mode: ActionMode) -> Shard | None:
     if mode != "shard":
         if value is not None:
             raise _bad("shard", f"applies only to `mode: shard` (the mode is {mode})")
@@ -189,7 +189,3 @@ class ActionSettings(BaseModel):
 def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     """The one place `gate action` reads its environment."""
     return ActionSettings(env=read_env(environ), inputs=read_inputs(environ))
-
-
-def secrets_of(inputs: ActionInputs) -> list[str]:
-    return [inputs.github_token.get_secret_value()] if inputs.github_token else []

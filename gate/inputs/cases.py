@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gate.errors import InputError
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code
+from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
 from gate.inputs.sourcemap import Locator, load_yaml, validation_error
 
@@ -227,15 +228,6 @@ def resolve_case_paths(spec: str | list[str], base_dir: Path) -> list[Path]:
             paths.append(path)
     unique: dict[Path, None] = dict.fromkeys(p.resolve() for p in paths)
     return list(unique)
-
-
-def display_path(path: Path, root: Path | None) -> str:
-    if root is not None:
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return str(path)
 
 
 def load_cases(

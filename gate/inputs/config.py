@@ -12,11 +12,13 @@ from gate.inputs.policy import PolicyKeys
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 
 
-class Strict(BaseModel):
+class ClosedModel(BaseModel):
+    """Unknown keys are errors (a typo in gate.yml is never ignored); a loaded config is frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ProviderSettings(Strict):
+class ProviderSettings(ClosedModel):
     """Connection settings shared by the HTTP-backed kinds."""
 
     timeout_s: float = Field(60.0, gt=0, description="Per-request timeout in seconds.")
@@ -64,12 +66,12 @@ class HttpSystem(ProviderSettings):
     )
 
 
-class CommandSystem(Strict):
+class CommandSystem(ClosedModel):
     kind: Literal["command"]
     command: list[str] = Field(min_length=1, description="argv, run in the side's checkout")
 
 
-class PythonSystem(Strict):
+class PythonSystem(ClosedModel):
     kind: Literal["python"]
     target: str = Field(description="module:function, imported from the side's checkout")
 
@@ -82,7 +84,7 @@ class PythonSystem(Strict):
         return value
 
 
-class ReplaySystem(Strict):
+class ReplaySystem(ClosedModel):
     kind: Literal["replay"]
     file: str = Field(description="Recorded outputs keyed by case id (see --record)")
 
@@ -115,7 +117,7 @@ class JudgeConfig(ProviderSettings):
         return self
 
 
-class SandboxConfig(Strict):
+class SandboxConfig(ClosedModel):
     timeout_s: float = Field(5.0, gt=0, description="Wall-clock limit per code execution")
     memory_mb: int = Field(512, ge=32, description="Address-space limit")
     cpu_s: int | None = Field(None, ge=1, description="CPU-time limit (default: timeout + 1)")
@@ -138,17 +140,17 @@ class SandboxConfig(Strict):
     )
 
 
-class Price(Strict):
+class Price(ClosedModel):
     input: float = Field(ge=0, description="USD per million input tokens")
     output: float = Field(ge=0, description="USD per million output tokens")
 
 
-class CacheConfig(Strict):
+class CacheConfig(ClosedModel):
     enabled: bool = True
     dir: str | None = Field(None, description="Default: $GATE_CACHE_DIR or ~/.cache/eval-gate")
 
 
-class SuiteConfig(Strict):
+class SuiteConfig(ClosedModel):
     name: str = "default"
     cases: str | list[str] = Field(description="File, glob or list of them (relative to config)")
     system: SystemConfig

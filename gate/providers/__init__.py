@@ -1,13 +1,13 @@
-"""How the gate talks to model providers over HTTP.
+"""How the gate talks to model providers over HTTP. Below `systems` (whose `chat` kinds and the
+judge use it); never imports them.
 
 - `transport`: one pooled `requests.Session` per provider, retries with backoff, and the shared
   `throttle` that slows the whole run down when the provider answers 429;
 - `backoff`: pure retry-delay arithmetic (exponential with jitter, `Retry-After` and the
   providers' rate-limit reset headers);
 - `cache`: the on-disk response cache keyed by a hash of the exact request;
-- `formats`: the OpenAI chat-completions and Anthropic Messages wire formats (pure);
+- `wire_formats`: the OpenAI chat-completions and Anthropic Messages wire formats (pure);
 - `client`: the cache in front of the transport, for one endpoint;
-- `chat`: what the `openai` and `anthropic` systems share (prompt in, chat call, output out);
 - `endpoints`: URLs and auth headers per kind, from config and environment;
 - `prompts`: `model_config` files and sandboxed jinja2 prompt templates from a checkout;
 - `traffic`: counts of requests, retries and 429s per client (progress line, summary);

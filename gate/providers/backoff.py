@@ -1,6 +1,7 @@
 """Retry delays: exponential backoff with jitter, and what the provider asks us to wait.
 
-Pure functions: the clock and the random source are passed in.
+Pure functions: the clock and the random source are passed in. The one parser of the
+retry headers (`Retry-After`, the rate-limit resets) for the providers' and GitHub's clients.
 """
 
 from __future__ import annotations
@@ -62,33 +63,40 @@ def parse_duration(text: str) -> float | None:
     return sum(float(n) * _UNIT_S[u] for n, u in parts)
 
 
+def _until(moment: datetime, now: float) -> float | None:
+    """Seconds from `now` to `moment`; a time without a zone says nothing."""
+    return None if moment.tzinfo is None else max(moment.timestamp() - now, 0.0)
+
+
 def _http_date_delay(text: str, now: float) -> float | None:
     try:
-        moment = parsedate_to_datetime(text)
+        return _until(parsedate_to_datetime(text), now)
     except (TypeError, ValueError, IndexError):
         return None
-    if moment.tzinfo is None:
-        return None
-    return max(moment.timestamp() - now, 0.0)
 
 
 def _iso_delay(text: str, now: float) -> float | None:
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return _until(datetime.fromisoformat(text.strip().replace("Z", "+00:00")), now)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        return None
-    return max(moment.timestamp() - now, 0.0)
 
 
 def retry_after(value: str, now: float) -> float | None:
-    """`Retry-After`: delta seconds or an HTTP date."""
+    """`Retry-After`: delta seconds or an HTTP date (the GitHub client reads it too)."""
     value = value.strip()
     try:
         return max(float(value), 0.0)
     except ValueError:
         return _http_date_delay(value, now)
+
+
+def epoch_reset(value: str, now: float) -> float | None:
+    """GitHub's `x-ratelimit-reset`: the epoch second at which the limit resets."""
+    try:
+        return max(float(value) - now, 0.0)
+    except ValueError:
+        return None
 
 
 def server_delay(headers: Mapping[str, str], now: float) -> float | None:

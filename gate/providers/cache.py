@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,16 @@ from gate.report.files import atomic_write
 
 CACHE_VERSION = 1
 log = logging.getLogger(__name__)
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> Path:
+    """The cache when gate.yml names no `cache.dir`: $GATE_CACHE_DIR, else `eval-gate` in
+    $XDG_CACHE_HOME or ~/.cache. The PR flow hands its choice to both sides through
+    $GATE_CACHE_DIR, so base and head share one cache."""
+    if environ.get("GATE_CACHE_DIR"):
+        return Path(environ["GATE_CACHE_DIR"])
+    home = Path(environ.get("HOME", "~")).expanduser()
+    return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "eval-gate"
 
 
 def cache_key(endpoint: str, body: Any, repeat: int) -> str:

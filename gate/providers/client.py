@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from gate.providers.backoff import RetryPolicy
 from gate.providers.cache import ResponseCache, cache_key
-from gate.providers.formats import ChatFormat, Message, Reply
 from gate.providers.transport import Endpoint, ProviderError, Transport
+from gate.providers.wire_formats import ChatFormat, Message, Reply
 
 
 class ConnectionSettings(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from gate.systems.base import Usage
+from gate.report.output import Usage
 
 # A dated or aliased snapshot of a priced model: "gpt-4o-mini-2024-07-18", "claude-x-20241022".
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")

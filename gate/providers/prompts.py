@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.sourcemap import Locator, load_yaml, validation_error
-from gate.providers.formats import Message, Role
+from gate.providers.wire_formats import Message, Role
 
 _MARKER = re.compile(r"^[ \t]*\[\[(system|user|assistant)\]\][ \t]*$", re.MULTILINE)
 # Parameters the gate sets itself; a model config may not override them.

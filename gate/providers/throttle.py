@@ -34,10 +34,6 @@ class Throttle:
     def limit(self) -> int:
         return max(1, int(self._limit))
 
-    @property
-    def cooling_down(self) -> bool:
-        return self._clock() < self._resume_at
-
     @contextmanager
     def slot(self, deadline: float | None) -> Iterator[None]:
         self._acquire(deadline)

@@ -15,7 +15,7 @@ from jinja2 import TemplateError, TemplateSyntaxError
 
 from gate.compare.models import Comparison
 from gate.errors import InputError
-from gate.render import formats
+from gate.render import values
 from gate.render.environment import environment
 from gate.render.junit import render_junit
 from gate.render.markdown import text
@@ -69,11 +69,11 @@ def minimal_body(comparison: Comparison, ctx: RenderContext) -> str:
     c = comparison
     headline = (
         f"{ICONS[c.verdict]} **Eval Gate: {c.verdict}** ({text(c.suite, 60)}) — "
-        f"pass rate {formats.pct(c.base_pass_rate)} → {formats.pct(c.head_pass_rate)} "
-        f"({formats.pts(c.delta_points)} pts) · "
-        f"{formats.plural(len(c.regressions), 'regression')} · "
-        f"{formats.plural(len(c.blocker_failures), 'blocker')} · "
-        f"{formats.plural(len(c.errors), 'error')}"
+        f"pass rate {values.pct(c.base_pass_rate)} → {values.pct(c.head_pass_rate)} "
+        f"({values.pts(c.delta_points)} pts) · "
+        f"{values.plural(len(c.regressions), 'regression')} · "
+        f"{values.plural(len(c.blocker_failures), 'blocker')} · "
+        f"{values.plural(len(c.errors), 'error')}"
     )
     where = safe_url(ctx.run_url)
     pointer = f"[the full report]({where})" if where else "the full report"

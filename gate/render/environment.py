@@ -25,7 +25,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
-from gate.render import formats
+from gate.render import values
 from gate.render.markdown import Md, code, code_block, link, mermaid_label, text
 
 
@@ -68,17 +68,17 @@ def environment(template_dir: Path | None = None) -> Environment:
         link=lambda label, url: link(label if isinstance(label, Md) else text(label), url),
         md=Md,
         chart_label=lambda value, limit=24: Md(mermaid_label(str(value), limit)),
-        pct=formats.pct,
-        pts=formats.pts,
-        num=formats.num,
-        g=formats.g,
-        ms=formats.ms,
-        usd=formats.usd,
-        p=formats.p_value,
-        fraction=formats.fraction,
-        change=formats.change,
-        plural=formats.plural,
-        status=formats.status,
-        sha=formats.short_sha,
+        pct=values.pct,
+        pts=values.pts,
+        num=values.num,
+        g=values.g,
+        ms=values.ms,
+        usd=values.usd,
+        p=values.p_value,
+        fraction=values.fraction,
+        change=values.change,
+        plural=values.plural,
+        status=values.status,
+        sha=values.short_sha,
     )
     return env

@@ -12,8 +12,8 @@ import re
 import xml.etree.ElementTree as ET
 
 from gate.compare.models import CaseChange, Comparison
-from gate.render.formats import STATUS
 from gate.render.reasons import explain
+from gate.render.values import STATUS
 
 # XML 1.0 forbids most control characters even when escaped.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

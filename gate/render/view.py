@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
 from gate.compare.models import CaseChange, Comparison, SideUsage
-from gate.render import formats
+from gate.render import values
 from gate.render.markdown import Md, code, link, mermaid_label, text
 
 ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
@@ -125,7 +125,7 @@ def case_url(case: CaseChange, ctx: RenderContext) -> str | None:
 
 def sha_link(sha: str | None, ctx: RenderContext) -> Md:
     if not sha or not SHA.fullmatch(sha):
-        return Md(formats.DASH)
+        return Md(values.DASH)
     base = _repo_base(ctx)
     label = Md(f"<code>{sha[:7]}</code>")
     return link(label, f"{base}/commit/{sha}") if base else label
@@ -137,7 +137,7 @@ def checks_cell(case: CaseChange, limits: Limits) -> Md:
         return Md("held out")
     checks = case.failed_checks + case.review_checks
     if not checks:
-        return text(case.error, limits.detail_chars) if case.error else Md(formats.DASH)
+        return text(case.error, limits.detail_chars) if case.error else Md(values.DASH)
     parts = []
     for check in checks[: limits.checks]:
         part = code(check.name, 60)
@@ -154,13 +154,13 @@ def checks_cell(case: CaseChange, limits: Limits) -> Md:
 def headline_parts(c: Comparison) -> list[Md]:
     parts = []
     if c.regressions:
-        parts.append(formats.plural(len(c.regressions), "regression"))
+        parts.append(values.plural(len(c.regressions), "regression"))
     if c.blocker_failures:
-        parts.append(formats.plural(len(c.blocker_failures), "blocker"))
+        parts.append(values.plural(len(c.blocker_failures), "blocker"))
     if c.errors:
-        parts.append(formats.plural(len(c.errors), "error"))
+        parts.append(values.plural(len(c.errors), "error"))
     if c.fixes:
-        parts.append(formats.plural(len(c.fixes), "fix", "fixes"))
+        parts.append(values.plural(len(c.fixes), "fix", "fixes"))
     if c.needs_review:
         parts.append(Md(f"{len(c.needs_review):,} to review"))
     if c.flaky:
@@ -193,9 +193,9 @@ def chart(c: Comparison, limits: Limits) -> dict[str, list[Md]] | None:
 
 def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
     if base is None or head is None:
-        return Md(formats.DASH)
+        return Md(values.DASH)
     diff = show(head - base, signed=True)
-    relative = f" ({formats.pts((head - base) / base * 100, 0)}%)" if base else ""
+    relative = f" ({values.pts((head - base) / base * 100, 0)}%)" if base else ""
     return Md(f"{diff}{relative}")
 
 
@@ -204,13 +204,13 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
     h: SideUsage = c.head_usage
 
     def count(value: float | None, signed: bool = False) -> Md:
-        return formats.num(value, signed=signed)
+        return values.num(value, signed=signed)
 
     def latency(value: float | None, signed: bool = False) -> Md:
         if value is None or not signed:
-            return formats.ms(value)
+            return values.ms(value)
         return Md(
-            ("+" if value > 0 else formats.MINUS if value < 0 else "±") + formats.ms(abs(value))
+            ("+" if value > 0 else values.MINUS if value < 0 else "±") + values.ms(abs(value))
         )
 
     rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
@@ -218,7 +218,7 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
         ("Completion tokens", b.tokens_completion, h.tokens_completion, count),
         ("Total tokens", b.tokens_total, h.tokens_total, count),
-        ("Cost", b.cost_usd, h.cost_usd, formats.usd),
+        ("Cost", b.cost_usd, h.cost_usd, values.usd),
         ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
         ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
     ]
@@ -226,7 +226,7 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         rows += [
             ("Judge calls", b.judge_calls, h.judge_calls, count),
             ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
-            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, formats.usd),
+            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, values.usd),
         ]
     return [
         {
@@ -241,7 +241,7 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
 
 def _system(system: dict[str, Any]) -> Md:
     parts = [f"{key}: {system[key]}" for key in SYSTEM_KEYS if system.get(key) is not None]
-    return text(" · ".join(parts), 200) if parts else Md(formats.DASH)
+    return text(" · ".join(parts), 200) if parts else Md(values.DASH)
 
 
 def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
@@ -272,7 +272,7 @@ def file_rows(c: Comparison) -> list[dict[str, Any]]:
     head = c.head_meta.files if c.head_meta else {}
 
     def short(digest: str | None) -> Md:
-        return code(digest[:12], 12) if digest else Md(formats.DASH)
+        return code(digest[:12], 12) if digest else Md(values.DASH)
 
     rows = [
         {

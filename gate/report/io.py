@@ -155,12 +155,3 @@ def read_report(path: str | Path, *, fold_attempts: bool = False) -> Report:
 def _folded(result: CaseResult) -> CaseResult:
     result.fold_attempts()
     return result
-
-
-def load_summary(path: str | Path) -> Summary:
-    try:
-        return Summary.model_validate_json(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("summary not found", file=path) from None
-    except ValidationError as err:
-        raise InputError(f"bad summary: {err.errors()[0]['msg']}", file=path) from None

@@ -11,9 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 from gate.errors import InputError
+from gate.inputs.shard import Shard
 from gate.report.io import ReportWriter, dump_line, iter_report, write_report, write_summary
 from gate.report.models import RunMeta, Summary
-from gate.run.shard import Shard
 
 
 def _shard_of(meta: RunMeta, path: Path) -> Shard:

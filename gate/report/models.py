@@ -10,10 +10,29 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
-from gate.checks.base import CheckResult, JudgeCall
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
+
+
+class CheckResult(BaseModel):
+    """One named boolean, e.g. `include:CAC`. `passed=None` means it needs human review."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    passed: bool | None
+    detail: str = ""
+    score: int | None = Field(None, description="Judge score (0-2) for rubric dimensions")
+
+
+class JudgeCall(BaseModel):
+    """What one judge call cost: recorded with the attempt it graded, totalled in the summary."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    cached: bool = False
 
 
 class Tokens(BaseModel):

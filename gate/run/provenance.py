@@ -6,6 +6,8 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gate.inputs.paths import relative_posix
+
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
@@ -41,13 +43,8 @@ def git_state(root: Path) -> tuple[str | None, bool | None]:
 def hash_files(paths: list[Path], relative_to: list[Path]) -> dict[str, str]:
     hashes: dict[str, str] = {}
     for path in paths:
-        name = str(path)
-        for base in relative_to:
-            try:
-                name = path.resolve().relative_to(base.resolve()).as_posix()
-                break
-            except ValueError:
-                continue
+        below = (relative_posix(path, base) for base in relative_to)
+        name = next((n for n in below if n is not None), str(path))
         if path.is_file():
             hashes[name] = sha256_file(path)
     return dict(sorted(hashes.items()))

@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from gate.checks import CheckContext, CheckPlan, CheckResult, plan_checks
+from gate.checks import CheckContext, CheckPlan, plan_checks
 from gate.errors import CheckInfraError, GateError
 from gate.inputs.cases import Case
 from gate.report.models import (
     Attempt,
     CaseResult,
+    CheckResult,
     JudgeUsage,
     Status,
     Tokens,

@@ -18,6 +18,8 @@ from gate.checks import CheckContext
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.inputs.shard import Shard, select_shard
+from gate.providers.cache import default_cache_dir
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
 from gate.run.own_system import own_sandbox, own_suite
@@ -25,7 +27,6 @@ from gate.run.preflight import pythonpath_problems, system_files_problems
 from gate.run.progress import Progress
 from gate.run.provenance import find_repo_root, git_state, hash_files, now_iso
 from gate.run.runner import RunOptions, run_cases
-from gate.run.shard import Shard, select_shard
 from gate.systems import SystemEnv, build_system
 from gate.systems.base import System
 
@@ -78,15 +79,12 @@ def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
 
 def system_env(request: RunRequest) -> SystemEnv:
     config = request.loaded.config
-    cache_dir = config.cache.dir or request.environ.get("GATE_CACHE_DIR")
-    if cache_dir is None:
-        base = request.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        cache_dir = str(Path(base) / "eval-gate")
+    cache_dir = Path(config.cache.dir) if config.cache.dir else default_cache_dir(request.environ)
     return SystemEnv(
         root=request.root.resolve(),
         config_dir=request.loaded.base_dir,
         environ=request.environ,
-        cache_dir=Path(cache_dir),
+        cache_dir=cache_dir,
         use_cache=request.use_cache and config.cache.enabled,
         prices={name: price.model_dump() for name, price in config.prices.items()},
         concurrency=request.concurrency or config.concurrency,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from gate.systems.base import System, SystemEnv, SystemOutput, SystemRequest, Usage
+from gate.systems.base import System, SystemEnv, SystemRequest
 
-__all__ = ["System", "SystemEnv", "SystemOutput", "SystemRequest", "Usage", "build_system"]
+__all__ = ["System", "SystemEnv", "SystemRequest", "build_system"]
 
 # Imported lazily: provider kinds pull in HTTP machinery that offline runs never need.
 FACTORIES: dict[str, str] = {

@@ -7,10 +7,10 @@ environment variable named by `api_key_env` (default ANTHROPIC_API_KEY).
 from __future__ import annotations
 
 from gate.inputs.config import AnthropicSystem
-from gate.providers.chat import ChatSystem
 from gate.providers.endpoints import anthropic_endpoint
-from gate.providers.formats import AnthropicMessagesFormat
+from gate.providers.wire_formats import AnthropicMessagesFormat
 from gate.systems.base import SystemEnv
+from gate.systems.chat import ChatSystem
 
 
 class AnthropicMessagesSystem(ChatSystem):

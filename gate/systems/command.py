@@ -11,7 +11,8 @@ from typing import Any
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import CommandSystem
-from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+from gate.report.output import SystemOutput
+from gate.systems.base import SystemEnv, SystemRequest
 
 STDERR_TAIL = 500
 

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from gate.inputs.config import HttpSystem
-from gate.providers.chat import client_for, to_output
 from gate.providers.endpoints import service_endpoint
-from gate.providers.formats import parse_service_reply
-from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+from gate.providers.wire_formats import parse_service_reply
+from gate.report.output import SystemOutput
+from gate.systems.base import SystemEnv, SystemRequest
+from gate.systems.chat import client_for, to_output
 
 
 class HttpServiceSystem:

@@ -8,10 +8,10 @@ comes from the environment variable named by `api_key_env` (default OPENAI_API_K
 from __future__ import annotations
 
 from gate.inputs.config import OpenAISystem
-from gate.providers.chat import ChatSystem
 from gate.providers.endpoints import openai_endpoint
-from gate.providers.formats import OpenAIChatFormat
+from gate.providers.wire_formats import OpenAIChatFormat
 from gate.systems.base import SystemEnv
+from gate.systems.chat import ChatSystem
 
 
 class OpenAIChatSystem(ChatSystem):

@@ -16,7 +16,9 @@ from typing import Any
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import PythonSystem
-from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+from gate.inputs.paths import relative_posix
+from gate.report.output import SystemOutput
+from gate.systems.base import SystemEnv, SystemRequest
 
 _IMPORT_LOCK = threading.Lock()
 
@@ -25,11 +27,7 @@ def _loaded_from(module: Any, root: Path) -> bool:
     origin = getattr(module, "__file__", None)
     if origin is None:
         return False
-    try:
-        Path(origin).resolve().relative_to(root)
-    except ValueError:
-        return False
-    return True
+    return relative_posix(Path(origin), root) is not None
 
 
 def _forget(top: str) -> None:

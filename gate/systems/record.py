@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from gate.report.files import atomic_write
-from gate.systems.base import System, SystemOutput, SystemRequest
+from gate.report.output import SystemOutput
+from gate.systems.base import System, SystemRequest
 
 _RECORD_KEYS = ("id", "repeat", "model", "text", "usage")
 

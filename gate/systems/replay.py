@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import ReplaySystem
-from gate.systems.base import SystemEnv, SystemOutput, SystemRequest, Usage
+from gate.report.output import SystemOutput, Usage
+from gate.systems.base import SystemEnv, SystemRequest
 
 
 class Recording(BaseModel):

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from gate.checks.base import CheckResult
 from gate.errors import CheckInfraError
 from gate.inputs.config import SandboxConfig
 from gate.inputs.testcode import declared_tests
+from gate.report.models import CheckResult
 from gate.sandbox.host import protections, verdict
 from gate.sandbox.host.folders import (
     DIR_PREFIX,

@@ -11,8 +11,8 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.checks.base import CheckResult
 from gate.inputs.expect import HiddenTest
+from gate.report.models import CheckResult
 from gate.sandbox.protocol import plain
 from gate.sandbox.protocol.messages import Job, Outcome
 

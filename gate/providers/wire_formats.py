@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gate.systems.base import Usage
+from gate.report.output import Usage
 
 Role = Literal["system", "user", "assistant"]
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024

@@ -1,4 +1,4 @@
-"""How numbers, outcomes and changes read in the comment (each returns trusted `Md`)."""
+"""Value formatters: how numbers, outcomes and changes read in the comment (trusted `Md`)."""
 
 from __future__ import annotations
 

@@ -9,11 +9,12 @@ from typing import Any
 from gate.inputs.config import AnthropicSystem, OpenAISystem
 from gate.providers.cache import ResponseCache
 from gate.providers.client import ConnectionSettings, ProviderClient, open_client
-from gate.providers.formats import ChatFormat, Reply
 from gate.providers.pricing import cost_usd
 from gate.providers.prompts import ChatPrompt
 from gate.providers.transport import Endpoint
-from gate.systems.base import SystemEnv, SystemOutput, SystemRequest
+from gate.providers.wire_formats import ChatFormat, Reply
+from gate.report.output import SystemOutput
+from gate.systems.base import SystemEnv, SystemRequest
 
 
 def client_for(

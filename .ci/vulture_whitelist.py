@@ -1,0 +1,61 @@
+# Names vulture (`.ci/run`, config in pyproject.toml) cannot see used. Bare names, as vulture
+# reads them; each group says who uses them.
+# ruff: noqa: B018, F821
+
+# Fields of models that are written out (report lines, summaries, comparison.json) and read by
+# the templates, or by whoever reads those files; vulture sees only Python that reads them.
+schema_version  # RunMeta
+config_file  # RunMeta
+n_cases  # RunMeta
+by_task  # Summary
+base_fraction  # CaseChange (macros.md.j2)
+head_fraction
+base_repeats
+head_repeats
+output_chars
+base_error
+new_errors  # Comparison (base.md.j2)
+still_failing
+base_errors
+_.discordant  # PairedCounts (base.md.j2)
+test  # stats results (base.md.j2)
+interval_method
+nonzero
+mean_delta_points
+resamples_test
+resamples_ci
+ci_method
+mid_p_value
+excerpt_lines  # render limits (base.md.j2, macros.md.j2)
+id_chars
+
+# Read by gate/sandbox, which the scan leaves out: gate.yml's sandbox settings, a hidden
+# test's expected value.
+eq
+memory_mb
+cpu_s
+max_processes
+max_open_files
+max_file_mb
+max_output_kb
+prelude
+workers
+uid_base
+
+# Systems built by name (gate/systems/__init__.py FACTORIES).
+AnthropicMessagesSystem
+CommandProcessSystem
+HttpServiceSystem
+OpenAIChatSystem
+PythonFunctionSystem
+ReplayFileSystem
+
+# requests.Session settings: read by requests.
+_.trust_env
+_.proxies
+_.verify
+
+# Read by the tests only: a counter, a convenience and a reference summariser.
+_.slowdowns
+_.total_tokens
+summarise
