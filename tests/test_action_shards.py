@@ -227,20 +227,25 @@ def test_a_pr_touching_no_watched_file_is_skipped_by_every_job(world: World) -> 
     assert world.comments() == []
 
 
-def test_a_pr_that_brings_the_system_in_is_judged_on_the_head_alone_when_sharded(
+def test_a_pr_that_brings_the_suite_in_is_judged_on_the_head_alone_when_sharded(
     world: World,
 ) -> None:
     world.base({"README.md": "# app\n"})
-    world.pr(base_project())  # the base has no module to run: its side cannot start
+    world.pr(base_project())  # the base has no gate.yml: the suite is new, only the head runs
     runs, artifacts = shard_jobs(world, 2)
     assert all(r.code == 0 and r.outputs["verdict"] == "partial" for r in runs), runs[0].log
     records = [json.loads(next(f.rglob("shard-*.json")).read_text()) for f in artifacts.values()]
-    assert [[s["returncode"] for s in r["sides"]] for r in records] == [[2, 0], [2, 0]]
+    assert [[(s["side"], s["returncode"]) for s in r["sides"]] for r in records] == [
+        [("head", 0)],
+        [("head", 0)],
+    ]
     finish = finish_job(world, artifacts)
     assert finish.code == 0 and finish.outputs["verdict"] == "pass", finish.log
     (comment,) = world.comments()
-    assert "the base could not run the head's configuration" in comment.body.replace("\\", "")
-    assert f"{N_CASES} added" in comment.body.replace("\\", "")
+    body = comment.body.replace("\\", "")
+    assert "this suite is new" in body and "no baseline" in body
+    assert "the base has no gate.yml, so the head's policy judges this PR" in body
+    assert f"{N_CASES} added" in body
 
 
 # --- inputs and the shard records' verdicts ---------------------------------------------------
@@ -289,7 +294,11 @@ def test_a_side_that_failed_in_a_shard_is_named_with_its_shard() -> None:
     assert failed.reasons == [
         "the head side of shard 2/2 could not run (exit 3): sandbox unavailable"
     ]
-    # a base that cannot run the head's config is not fatal; a head that cannot is the user's
-    assert failed_comparison([SideStatus(side="base", returncode=2, error="x")], "s") is None
+    # a base that cannot run is an error, never a pass; a head that cannot is the user's
+    base_failed = failed_comparison([SideStatus(side="base", returncode=2, error="x")], "s")
+    assert base_failed is not None and base_failed.verdict == "error"
+    assert base_failed.reasons[0] == "the base side could not run (exit 2): x"
+    # a run whose every case errored wrote its report: the comparison names the errors
+    assert failed_comparison([SideStatus(side="base", returncode=3, complete=True)], "s") is None
     with pytest.raises(InputError, match="no module named app"):
         failed_comparison([SideStatus(side="head", returncode=2, error="no module named app")], "s")

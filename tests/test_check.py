@@ -112,8 +112,8 @@ def test_head_side_input_error_is_exit_2_with_its_message(clone: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_a_pr_that_brings_the_system_in_is_judged_on_the_head_alone(tmp_path: Path) -> None:
-    """The base has no module to run: its cases count as added, the head's failures decide."""
+def test_a_pr_that_brings_the_suite_in_is_judged_on_the_head_alone(tmp_path: Path) -> None:
+    """The base has no gate.yml: the suite is new, only the head runs and its failures decide."""
     origin = make_bare(tmp_path / "origin.git")
     author = Author(tmp_path / "seed", origin)
     git(author.path, "checkout", "-q", "-B", "main")
@@ -127,7 +127,9 @@ def test_a_pr_that_brings_the_system_in_is_judged_on_the_head_alone(tmp_path: Pa
         (dev / name).write_text(content or "")
     done = gate("check", cwd=dev)
     assert done.returncode == 0, done.stderr
-    assert "the base could not run the head's configuration" in done.stdout.replace("\\", "")
+    shown = done.stdout.replace("\\", "")
+    assert "this suite is new" in shown and "no baseline" in shown
+    assert "[base]" not in done.stderr and "running head (a new suite)" in done.stderr
     assert "support: pass" in done.stderr
     # a blocker failing on the head still fails it
     rows = (

@@ -306,11 +306,21 @@ def test_outputs_are_kept_as_bounded_excerpts(tmp_path: Path) -> None:
     assert len(c.cases["a"].output or "") == 2000
 
 
-def test_no_paired_cases_means_no_threshold_rule(tmp_path: Path) -> None:
+def test_no_paired_cases_compared_nothing_so_it_is_an_error(tmp_path: Path) -> None:
     c = run(tmp_path, [case("old")], [case("new")])
     assert c.paired == 0 and c.delta_points is None and c.p_value is None
-    assert c.verdict == "pass"
-    assert "no case ran on both sides" in c.reasons[0]
+    assert c.verdict == "error" and c.exit_code == 3
+    assert "no case ran on both sides" in c.reasons[0] and "nothing was compared" in c.reasons[0]
+
+
+def test_a_new_suite_is_judged_on_the_head_alone(tmp_path: Path) -> None:
+    head = report(tmp_path, "head", [case("a"), case("b", "fail")])
+    c = explain(compare(None, head, Policy()))
+    assert c.verdict == "pass" and c.base_meta is None and c.added == ["a", "b"]
+    assert "this suite is new" in c.reasons[0] and not c.notes
+    blocked = report(tmp_path, "head", [case("a"), case("b", "fail", severity="blocker")])
+    c = explain(compare(None, blocked, Policy()))
+    assert c.verdict == "fail" and c.blocker_failures == ["b"]
 
 
 def test_empty_head_report_is_an_error(tmp_path: Path) -> None:

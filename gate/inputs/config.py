@@ -254,10 +254,6 @@ def read_config(text: str, path: Path) -> LoadedConfig:
     )
 
 
-def parse_config(text: str, path: Path) -> GateConfig:
-    return read_config(text, path).config
-
-
 def load_config(path: str | Path) -> LoadedConfig:
     file = Path(path)
     try:
