@@ -59,3 +59,6 @@ _.verify
 _.slowdowns
 _.total_tokens
 summarise
+
+# Report metadata read by the comment's templates and by users of the report format.
+_.system_config_file

@@ -128,6 +128,8 @@ def test_a_provider_switch_runs_each_side_on_its_own_provider(
     # the comment's metadata names each side's system, the change highlighted
     assert "kind: openai" in comment and "kind: anthropic" in comment
     assert "gpt-4o" in comment and "claude-3-5-sonnet-latest" in comment
+    assert "System (changed)" in comment and "**kind: anthropic**" in comment
+    assert "**model: claude-3-5-sonnet-latest**" in comment and "**model: gpt-4o**" in comment
 
 
 def test_a_provider_named_in_the_model_config_decides_the_side(

@@ -25,6 +25,7 @@ def test_validate_lists_cases_whose_reference_fails(project: Project) -> None:
         ],
     )
     project.config({"cases": "c.jsonl", "system": {"kind": "replay", "file": "r.jsonl"}})
+    project.write("r.jsonl", "")
     done = run_gate("validate", cwd=project.root)
     assert done.code == 1
     assert "default: 3 cases, 2 with a reference, 1 broken" in done.out
@@ -37,8 +38,114 @@ def test_validate_lists_cases_whose_reference_fails(project: Project) -> None:
 def test_validate_passes_a_clean_suite_and_rejects_bad_input(project: Project) -> None:
     project.cases("c.jsonl", [{"id": "a", "expect": {"regex": ["^ok$"]}, "reference": "ok"}])
     project.config({"cases": "c.jsonl", "system": {"kind": "replay", "file": "r.jsonl"}})
+    project.write("r.jsonl", "")
     done = run_gate("validate", cwd=project.root)
     assert done.code == 0 and done.out.strip().endswith("ok")
     project.cases("c.jsonl", [{"id": "a", "expect": {"regex": ["(bad"]}}])
     done = run_gate("validate", cwd=project.root)
     assert done.code == 2 and "c.jsonl:1: key `expect.regex`: invalid regex '(bad'" in done.err
+
+
+def line_of(project: Project, needle: str) -> int:
+    lines = (project.root / "gate.yml").read_text().splitlines()
+    return next(number for number, text in enumerate(lines, 1) if needle in text)
+
+
+def chat_suite(project: Project, prompt: str, **system: object) -> None:
+    project.cases(
+        "c.jsonl",
+        [
+            {"id": "a", "input": {"question": "hi"}, "expect": {"must_include": ["x"]}},
+            {"id": "b", "input": {"other": "no question"}, "expect": {"must_include": ["x"]}},
+        ],
+    )
+    project.write("config/model.yaml", "model: gpt-4o\n")
+    project.write("prompt.j2", prompt)
+    project.config(
+        {
+            "suites": [
+                {
+                    "name": "chat",
+                    "cases": "c.jsonl",
+                    "system": {
+                        "kind": "openai",
+                        "model_config": "config/model.yaml",
+                        "prompt": "prompt.j2",
+                        **system,
+                    },
+                }
+            ]
+        }
+    )
+
+
+def test_validate_finds_a_prompt_that_does_not_render_for_a_case(project: Project) -> None:
+    chat_suite(project, "Q: {{ question }}\n")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2, done.err
+    assert "c.jsonl:2: key `input`: case 'b': the prompt does not render" in done.err
+    assert "'question' is undefined" in done.err and "c.jsonl:1" not in done.err
+    assert "Traceback" not in done.err
+
+
+def test_validate_finds_a_template_syntax_error(project: Project) -> None:
+    chat_suite(project, "line one\nQ: {{ question \n")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2 and "prompt.j2:2: template error:" in done.err, done.err
+
+
+def test_validate_names_gate_yml_line_and_suite_of_a_missing_model_config(
+    project: Project,
+) -> None:
+    chat_suite(project, "{{ question }}\n", model_config="config/claude.yaml")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2
+    line = line_of(project, "claude.yaml")
+    assert f"gate.yml:{line}: key `system.model_config`: suite 'chat': file " in done.err
+    assert "'config/claude.yaml' not found" in done.err
+    run = run_gate("run", "-q", cwd=project.root)  # `gate run` names the same place
+    assert run.code == 2 and f"gate.yml:{line}: key `system.model_config`" in run.err
+
+
+def test_validate_finds_a_missing_system_prompt_file(project: Project) -> None:
+    chat_suite(project, "{{ question }}\n")
+    project.write("config/model.yaml", "model: gpt-4o\nsystem: prompts/missing.md\n")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2
+    assert "config/model.yaml:2: key `system`: file 'prompts/missing.md' not found" in done.err
+
+
+def test_validate_finds_a_pythonpath_that_is_not_a_folder(project: Project) -> None:
+    project.cases("c.jsonl", [{"id": "a", "expect": {"must_include": ["x"]}}])
+    project.write("app.py", "def answer(inputs):\n    return 'x'\n")
+    project.write("sdk.py", "")
+    project.config(
+        {
+            "cases": "c.jsonl",
+            "system": {"kind": "python", "target": "app:answer"},
+            "sandbox": {"pythonpath": ["lib", "sdk.py"]},
+        }
+    )
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2
+    lib, sdk = line_of(project, "- lib"), line_of(project, "- sdk.py")
+    assert f"gate.yml:{lib}: key `sandbox.pythonpath`: 'lib' is not a folder" in done.err
+    assert f"gate.yml:{sdk}: key `sandbox.pythonpath`: 'sdk.py' is not a folder" in done.err
+
+
+def test_validate_finds_a_target_that_does_not_import(project: Project) -> None:
+    project.cases("c.jsonl", [{"id": "a", "expect": {"must_include": ["x"]}}])
+    project.write(
+        "app.py", "import not_installed_anywhere\n\ndef answer(inputs):\n    return 'x'\n"
+    )
+    project.config({"cases": "c.jsonl", "system": {"kind": "python", "target": "app:answer"}})
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2
+    line = line_of(project, "app:answer")
+    assert f"gate.yml:{line}: key `system.target`: suite 'default': target 'app:answer'" in done.err
+    assert "No module named 'not_installed_anywhere'" in done.err
+    project.write("app.py", "def other(inputs):\n    return 'x'\n")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2 and "app has no function 'answer'" in done.err
+    project.write("app.py", "def answer(inputs):\n    return 'x'\n")
+    assert run_gate("validate", cwd=project.root).code == 0

@@ -1,18 +1,22 @@
-"""`gate validate`: lint the config and suites, and check every case's `reference`."""
+"""`gate validate`: lint the config and suites, find what `gate run` would reject (missing
+system files, prompts that do not render for a case, a pythonpath that is not a folder, a
+target that does not import), and check every case's `reference`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from gate.checks import CheckContext, CheckPlan, plan_checks
-from gate.errors import CheckInfraError
+from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
-from gate.inputs.config import load_config
+from gate.inputs.config import LoadedConfig, load_config
 from gate.report.output import SystemOutput
+from gate.run.preflight import preflight
 from gate.run.runner import status_of
 from gate.run.side import suite_cases
 
@@ -24,7 +28,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
     p.add_argument("--suite", help="only this suite")
-    p.add_argument("--root", default=".", help="checkout for sandbox.pythonpath (default: .)")
+    p.add_argument(
+        "--root",
+        default=".",
+        help="the checkout whose prompts, model configs, code and pythonpath are used (default: .)",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.set_defaults(handler=handle)
 
@@ -42,9 +50,23 @@ def check_reference(case: Case, ctx: CheckContext) -> tuple[str, str]:
     return status_of(results), detail
 
 
+def rejected(loaded: LoadedConfig, names: list[str], root: Path) -> list[InputError]:
+    """Every suite's problems that would stop `gate run`, each naming its file and line."""
+    problems: list[InputError] = []
+    for name in names:
+        suite = loaded.config.suite(name)
+        problems += preflight(loaded, suite, root, suite_cases(loaded, suite))
+    return list({str(p): p for p in problems}.values())  # a shared pythonpath once
+
+
 def handle(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
     names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
+    problems = rejected(loaded, names, Path(args.root).resolve())
+    if problems:
+        for problem in problems:
+            print(f"gate: error: {problem}", file=sys.stderr)
+        return InputError.exit_code
     report: dict[str, Any] = {"config": str(loaded.path), "suites": []}
     broken = 0
     for name in names:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -239,9 +239,25 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
     ]
 
 
-def _system(system: dict[str, Any]) -> Md:
-    parts = [f"{key}: {system[key]}" for key in SYSTEM_KEYS if system.get(key) is not None]
-    return text(" · ".join(parts), 200) if parts else Md(values.DASH)
+def system_parts(system: dict[str, Any]) -> dict[str, str]:
+    """What a side's system is: its kind, provider, model, endpoint host, main parameters."""
+    parts = {key: str(system[key]) for key in SYSTEM_KEYS if system.get(key) is not None}
+    host = urlsplit(str(system.get("base_url") or "")).netloc
+    if host:
+        parts["endpoint"] = host
+    return parts
+
+
+def _system(system: dict[str, Any], other: dict[str, Any] | None) -> Md:
+    """One side's system; what differs from the other side's is in bold (what the PR changed)."""
+    parts, theirs = system_parts(system), system_parts(other or {})
+    if not parts:
+        return Md(values.DASH)
+    shown = []
+    for key, value in parts.items():
+        part = text(f"{key}: {value}", 120)
+        shown.append(Md(f"**{part}**") if other is not None and theirs.get(key) != value else part)
+    return Md(" · ".join(shown))
 
 
 def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
@@ -255,7 +271,11 @@ def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
             "base": Md(sha_link(ctx.base_sha or b.git_sha, ctx) + dirty[b.git_dirty]),
             "head": Md(sha_link(ctx.head_sha or h.git_sha, ctx) + dirty[h.git_dirty]),
         },
-        {"label": Md("System"), "base": _system(b.system), "head": _system(h.system)},
+        {
+            "label": Md("System" + (" (changed)" if b.system != h.system else "")),
+            "base": _system(b.system, h.system),
+            "head": _system(h.system, b.system),
+        },
         {"label": Md("Report"), "base": code(b.label, 80), "head": code(h.label, 80)},
         {"label": Md("Created"), "base": text(b.created_at, 40), "head": text(h.created_at, 40)},
         {"label": Md("Gate"), "base": text(b.gate_version, 20), "head": text(h.gate_version, 20)},
