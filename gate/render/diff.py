@@ -131,8 +131,10 @@ def _around(output: str | None, needle: str) -> Md | None:
     start, end = found.span()
     before = output[max(0, start - SNIPPET) : start]
     after = output[end : end + SNIPPET]
-    before = (ELLIPSIS if start > SNIPPET else "") + before
-    after = after + (ELLIPSIS if end + SNIPPET < len(output) else "")
+    if start > SNIPPET:  # cut at a word boundary
+        before = ELLIPSIS + (before.split(" ", 1)[1] if " " in before[:-1] else before)
+    if end + SNIPPET < len(output):
+        after = (after.rsplit(" ", 1)[0] if " " in after[1:] else after) + ELLIPSIS
     return Md(f"“{highlight(before, output[start:end], after)}”")
 
 

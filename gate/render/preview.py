@@ -208,6 +208,7 @@ def terminal_text(markdown: str, *, colour: bool = False) -> str:
     text = _FENCED_DIFF.sub(keep, _COMMENT.sub("", re.sub("[\ue000\ue001]", "", markdown)))
     text = _MERMAID.sub("(chart of per-task pass rates: see the HTML preview)\n", text)
     text = re.sub(r"<summary>(.*?)</summary>", r"\n▸ \1\n", text, flags=re.DOTALL)
+    text = re.sub(r"(?<!\\)\*\*", "", text)  # bold marks (escaped asterisks are text)
     text = _MD_ESCAPE.sub(r"\1", _TAG.sub("", text))
     text = _CONTROL.sub("", html.unescape(text))
     text = re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
