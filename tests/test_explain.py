@@ -23,7 +23,7 @@ from gate.compare.models import Comparison
 from gate.flow.git import GitRepo
 from gate.flow.system_diff import file_diff
 
-APP = '''
+APP = """
 from pathlib import Path
 
 RULES = Path(__file__).with_name("prompts").joinpath("support.md")
@@ -48,7 +48,7 @@ def answer(inputs):
             return "The capital of " + inputs["q"] + " is " + inputs["a"] + "."
         return "The capital of France is Lyon, I am sure."
     return "?"
-'''
+"""
 
 RULES = """\
 # Support rules
@@ -155,9 +155,7 @@ def section(markdown: str, title: str) -> str:
     return markdown[start : end if end > 0 else len(markdown)]
 
 
-def test_the_comment_explains_every_regression(
-    tmp_path: Path, judge: ModelServer
-) -> None:
+def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServer) -> None:
     root = tmp_path / "repo"
     build(root, judge).close()
     pr(root)
@@ -220,7 +218,11 @@ def test_the_comment_explains_every_regression(
 
     # the reports keep the full detail: the comparison's JSON holds the base output too
     compared = run_gate(
-        "compare", "reports/support/base.jsonl", "reports/support/head.jsonl", "--format", "json",
+        "compare",
+        "reports/support/base.jsonl",
+        "reports/support/head.jsonl",
+        "--format",
+        "json",
         cwd=root,
     )
     comparison = Comparison.model_validate_json(compared.out)
@@ -230,11 +232,17 @@ def test_the_comment_explains_every_regression(
 
     # the terminal shows the same, readable: diff lines indented, no fences, no HTML
     text = run_gate(
-        "compare", "reports/support/base.jsonl", "reports/support/head.jsonl", "--format", "text",
+        "compare",
+        "reports/support/base.jsonl",
+        "reports/support/head.jsonl",
+        "--format",
+        "text",
         cwd=root,
     )
     assert text.code == 1
-    assert "    - Register the company with the Corporate Affairs Commission (CAC) first." in text.out
+    assert (
+        "    - Register the company with the Corporate Affairs Commission (CAC) first." in text.out
+    )
     assert "    + Register the company first." in text.out
     assert "```diff" not in text.out and "<code>" not in text.out and "\x1b" not in text.out
     assert "the required phrase CAC is missing on head" in text.out

@@ -54,9 +54,10 @@ class RubricComparison(BaseModel):
 def sign_flip_p_value(differences: Iterable[int]) -> float:
     """Exact two-sided p-value of the paired sign-flip test of integer differences:
     P(|S| >= |s|) over the 2^m equally likely sign patterns of the m non-zero ones."""
-    magnitudes = Counter(abs(int(d)) for d in differences if d)
-    observed = abs(sum(int(d) for d in differences))
-    if not magnitudes:
+    values = [int(d) for d in differences]
+    magnitudes = Counter(abs(d) for d in values if d)
+    observed = abs(sum(values))
+    if not magnitudes or observed == 0:
         return 1.0
     # S = 2T - M with T = sum over magnitudes k of k * Binomial(count_k, 1/2)
     distribution = np.ones(1)

@@ -79,6 +79,8 @@ def diff_lines(base: str | None, head: str | None) -> list[str]:
         return [line for s in b for line in _wrapped(" ", s)]
     matcher = difflib.SequenceMatcher(None, [_key(s) for s in a], [_key(s) for s in b], False)
     context = max(len(a), len(b)) if max(len(a), len(b)) <= SHORT else CONTEXT
+    last = matcher.get_opcodes()[-1]  # before grouping, which trims the cached opcodes
+    tail = last[0] == "equal" and last[2] - last[1] > context
     lines: list[str] = []
     for number, group in enumerate(matcher.get_grouped_opcodes(context)):
         first = group[0]
@@ -90,8 +92,7 @@ def diff_lines(base: str | None, head: str | None) -> list[str]:
                 continue
             lines += [line for s in a[i1:i2] for line in _wrapped("-", s)]
             lines += [line for s in b[j1:j2] for line in _wrapped("+", s)]
-    last = matcher.get_opcodes()[-1]
-    if last[0] == "equal" and last[2] - last[1] > context:
+    if tail:
         lines.append(f"  {GAP}")
     return lines
 

@@ -45,8 +45,10 @@ _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-!|~$])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 _ENTITY = re.compile(r'[&<>"]')
 # What GitHub would turn into a mention or an issue/PR reference after rendering.
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REFERENCE = re.compile(r"#(?=[0-9])")
+# A trailing `@` or `#` too: the markup that follows a piece of escaped text (`<br>`, a cell
+# border, a quote) may put a name or a number right after it.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9]|$)")
+_REFERENCE = re.compile(r"#(?=[0-9]|$)")
 _AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp|mailto|www)(?=:|\.)")
 
 
