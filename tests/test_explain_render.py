@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_render import CONTROL, CTX, LIVE_MENTION, LIVE_REFERENCE, github_html, structure
 
-from gate.checks.base import CheckResult
 from gate.compare.models import Comparison, Policy
 from gate.compare.pairing import compare
 from gate.compare.system import FileDiff, SystemDiff
@@ -20,7 +19,7 @@ from gate.render import COMMENT_MAX_CHARS, render_comment, render_json, render_j
 from gate.render.diff import diff_lines
 from gate.render.preview import html_page, terminal_text
 from gate.report.io import Report
-from gate.report.models import CaseResult, RunMeta
+from gate.report.models import CaseResult, CheckResult, RunMeta
 
 
 def result(id: str, status: str = "pass", output: str = "", **extra: object) -> CaseResult:
