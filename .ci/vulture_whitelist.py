@@ -14,6 +14,9 @@ base_repeats
 head_repeats
 output_chars
 base_error
+base_output_chars  # CaseChange (comparison.json: how long the base's output was)
+heldout_left_out  # RubricComparison (base.md.j2)
+judged_one_side
 new_errors  # Comparison (base.md.j2)
 still_failing
 base_errors

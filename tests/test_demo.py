@@ -44,6 +44,17 @@ def test_demo_runs_a_real_pr_comparison_offline(tmp_path: Path) -> None:
     preview = (folder / "comment.html").read_text()
     assert "<svg" in preview and "<details>" in preview and "<script" not in preview
     assert "app/prompts/support.md" in comment  # the changed prompt's hashes are in the metadata
+    # base against head: the blocker's lost phrase, its answers as a diff, the prompt's diff
+    assert "the required phrase <code>CAC</code> is **missing** on head" in comment
+    assert (
+        "\n- upload the certificate of incorporation from the Corporate Affairs Commission"
+        in comment
+    )
+    assert "\n+ upload the certificate of incorporation from the company registry" in comment
+    assert "\n-- Always name the Corporate Affairs Commission (CAC)" in comment
+    assert "\n+- Mention the fee when a question is about transfers." in comment
+    assert '<span class="pl-md">- upload the certificate' in preview
+    assert "    - upload the certificate of incorporation from the Corporate Affairs" in out
 
 
 def test_demo_refuses_a_folder_with_files(tmp_path: Path) -> None:

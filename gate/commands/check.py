@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gate.commands.compare import terminal_default, use_colour
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
+from gate.render.preview import terminal_text
 from gate.render.values import pct, pts
 
 
@@ -34,8 +36,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--threshold", type=float, metavar="POINTS", help="override `threshold`")
     p.add_argument(
-        "--summary", action="store_true", help="print the longer job-summary form instead"
+        "--format",
+        choices=("markdown", "summary", "text"),
+        help=(
+            "markdown: the PR comment; summary: the longer job summary; text: the comment for "
+            "a terminal (default: text on a terminal, else markdown)"
+        ),
     )
+    p.add_argument("--summary", action="store_true", help="the same as --format summary")
     p.set_defaults(handler=handle)
 
 
@@ -64,8 +72,12 @@ def handle(args: argparse.Namespace) -> int:
         Path(args.out),
         threshold=args.threshold,
     )
+    shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:
-        sys.stdout.write(outcome.summary if args.summary else outcome.markdown)
+        if shown == "text":
+            sys.stdout.write(terminal_text(outcome.markdown, colour=use_colour()))
+        else:
+            sys.stdout.write(outcome.summary if shown == "summary" else outcome.markdown)
         sys.stdout.write("\n")
     for outcome in outcomes:
         print(headline(outcome), file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,21 @@ from gate.render import (
     render_junit,
     render_summary,
 )
+from gate.render.preview import terminal_text
 from gate.render.reasons import explain
 from gate.report.files import atomic_write
 from gate.report.io import read_report
 
-FORMATS = ("markdown", "summary", "json", "junit")
+FORMATS = ("markdown", "summary", "json", "junit", "text")
+
+
+def terminal_default(out: str | None = None) -> str:
+    """`text` for a person at a terminal, `markdown` for a pipe, a file or a script."""
+    return "text" if out is None and sys.stdout.isatty() else "markdown"
+
+
+def use_colour() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
 def add_parser(sub: Any) -> None:
@@ -49,8 +60,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS,
-        default="markdown",
-        help="markdown: the PR comment; summary: the job summary; json; junit (default: markdown)",
+        help=(
+            "markdown: the PR comment; summary: the job summary; json; junit; text: the comment "
+            "for a terminal (default: text on a terminal, else markdown)"
+        ),
     )
     p.add_argument("--out", metavar="FILE", help="write the result to FILE instead of stdout")
     p.add_argument(
@@ -126,7 +139,8 @@ def handle(args: argparse.Namespace) -> int:
         "summary": lambda: render_summary(comparison, ctx),
         "json": lambda: render_json(comparison),
         "junit": lambda: render_junit(comparison),
-    }[args.format]()
+        "text": lambda: terminal_text(render_comment(comparison, ctx), colour=use_colour()),
+    }[args.format or terminal_default(args.out)]()
     if args.out:
         atomic_write(Path(args.out), rendered)
         print(f"{comparison.verdict}: {Path(args.out)}", file=sys.stderr)

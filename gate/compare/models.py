@@ -9,7 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
+from gate.compare.system import SystemDiff
 from gate.inputs.policy import Policy
 from gate.report.models import CheckResult, RunMeta, Status
 
@@ -57,6 +59,11 @@ class CaseChange(BaseModel):
     review_checks: list[CheckResult] = Field(default_factory=list)
     output: str | None = Field(None, description=f"first {EXCERPT_CHARS} characters")
     output_chars: int = 0
+    base_output: str | None = Field(None, description=f"the base's, first {EXCERPT_CHARS}")
+    base_output_chars: int = 0
+    base_failed_checks: list[CheckResult] = Field(default_factory=list)
+    base_rubric: list[CheckResult] = Field(default_factory=list, description="judge, on base")
+    head_rubric: list[CheckResult] = Field(default_factory=list, description="judge, on head")
     error: str | None = None
     base_error: str | None = None
     file: str = ""
@@ -154,6 +161,10 @@ class Comparison(BaseModel):
     )
     base_meta: RunMeta | None = None
     head_meta: RunMeta | None = None
+    rubric: RubricComparison | None = Field(None, description="judge scores, base vs head")
+    system_diff: SystemDiff | None = Field(
+        None, description="the system files the PR changed (filled in by the PR flow)"
+    )
 
     @property
     def exit_code(self) -> int:

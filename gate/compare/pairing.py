@@ -18,6 +18,7 @@ from gate.compare.models import (
     SideUsage,
     TaskDelta,
 )
+from gate.compare.rubric import compare_rubric
 from gate.compare.stats import PairedCounts, paired_counts, significance
 from gate.compare.verdict import decide
 from gate.inputs.policy import SEVERITY_ORDER, Policy
@@ -57,9 +58,29 @@ def _short_check(check: CheckResult) -> CheckResult:
     )
 
 
+def _rubric(result: CaseResult | None) -> list[CheckResult]:
+    if result is None:
+        return []
+    return [_short_check(c) for c in result.checks if c.name.startswith("rubric:")][:MAX_CHECKS]
+
+
+def _base_details(base: CaseResult | None) -> dict:
+    """The base's side of a case, to set against the head's."""
+    if base is None:
+        return {}
+    return {
+        "base_output": _excerpt(base.output, EXCERPT_CHARS),
+        "base_output_chars": len(base.output or ""),
+        "base_failed_checks": [_short_check(c) for c in base.failed_checks[:MAX_CHECKS]],
+        "base_rubric": _rubric(base),
+    }
+
+
 def _details(source: CaseResult, base: CaseResult | None, head: CaseResult | None) -> dict:
     """What a reader needs to see why a case fails; never kept for held-out cases."""
     return {
+        **_base_details(base),
+        "head_rubric": _rubric(head),
         "failed_checks": [_short_check(c) for c in source.failed_checks[:MAX_CHECKS]],
         "review_checks": [_short_check(c) for c in source.checks if c.passed is None][:MAX_CHECKS],
         "output": _excerpt(source.output, EXCERPT_CHARS),
@@ -318,5 +339,6 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         cases=changes,
         base_meta=base.meta if baseline else None,
         head_meta=head.meta,
+        rubric=compare_rubric(pairs),
         **lists,
     )

@@ -28,6 +28,7 @@ from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_base
 from gate.flow.git import FileChange, GitRepo
 from gate.flow.judging import SuiteRun, judge
 from gate.flow.sides import Side, run_sides, side_env
+from gate.flow.system_diff import with_system_diff
 from gate.flow.triggers import relevant_changes, suite_triggers
 from gate.inputs.config import (
     LoadedConfig,
@@ -251,6 +252,9 @@ def outcomes(
     for plan in plans:
         if plan.runs:
             comparison, reports = judged[plan.name]
+            comparison = with_system_diff(
+                request.repo, request.base_sha, request.head_sha, comparison
+            )
         else:
             comparison, reports = skipped_comparison(plan.skip_reason or "", suite=plan.name), {}
         markdown, summary = _render(request, comparison, plan.name)

@@ -45,8 +45,10 @@ _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-!|~$])")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 _ENTITY = re.compile(r'[&<>"]')
 # What GitHub would turn into a mention or an issue/PR reference after rendering.
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_REFERENCE = re.compile(r"#(?=[0-9])")
+# A trailing `@` or `#` too: the markup that follows a piece of escaped text (`<br>`, a cell
+# border, a quote) may put a name or a number right after it.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9]|$)")
+_REFERENCE = re.compile(r"#(?=[0-9]|$)")
 _AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp|mailto|www)(?=:|\.)")
 
 
@@ -148,3 +150,15 @@ def mermaid_label(value: str, limit: int = 24) -> str:
     """A chart label: letters, digits and a few separators only, inside double quotes."""
     cleaned = re.sub(r"[^A-Za-z0-9 _.\-/]", "_", one_line(value))
     return shorten(cleaned, limit) or "_"
+
+
+def _inline(value: str) -> str:
+    """Untrusted text as part of an inline run: like `text`, but its edge spaces are kept."""
+    return defuse(_escape(breakable(_SPACES.sub(" ", sanitize(value)))))
+
+
+def highlight(before: str, phrase: str, after: str) -> Md:
+    """`before` **`phrase`** `after` as one inline run with the phrase in bold: each piece is
+    escaped on its own and a zero-width joiner closes each piece, so nothing that spans the
+    pieces (a mention, a reference, an autolink) can come alive."""
+    return Md(f"{_inline(before)}{ZWJ}<b>{_inline(phrase)}{ZWJ}</b>{_inline(after)}")

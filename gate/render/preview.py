@@ -2,7 +2,9 @@
 engine (cmark-gfm), and a plain-text version for the terminal.
 
 GitHub draws ```mermaid blocks itself; offline there is no Mermaid, so the preview draws the
-same numbers of an `xychart-beta` bar chart as an inline SVG.
+same numbers of an `xychart-beta` bar chart as an inline SVG. GitHub also colours the lines
+of a ```diff block (its syntax highlighter runs after cmark-gfm); the preview colours them the
+same way, with GitHub's colours, and the terminal text with ANSI colours when asked.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ body { font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans", 
   border-left: .25em solid #d1d9e0; }
 .markdown-body a { color: #0969da; text-decoration: none; }
 .chart { margin: 0 0 16px; }
+.pl-md { color: #82071e; background-color: #ffebe9; }
+.pl-mi1 { color: #116329; background-color: #dafbe1; }
+.pl-mdr { color: #6639ba; font-weight: bold; }
 """
 
 
@@ -141,8 +146,26 @@ def render_gfm(markdown: str) -> str:
     return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
 
 
+_DIFF_HTML = re.compile(r'(<pre lang="diff"><code>)(.*?)(</code></pre>)', re.DOTALL)
+_DIFF_CLASS = {"-": "pl-md", "+": "pl-mi1", "@": "pl-mdr"}
+
+
+def colour_diffs(page: str) -> str:
+    """Colour the lines of rendered ```diff blocks as GitHub does (the text is already
+    HTML-escaped by cmark-gfm; only whole lines are wrapped in spans)."""
+
+    def lines(match: re.Match[str]) -> str:
+        out = []
+        for line in match.group(2).split("\n"):
+            css = _DIFF_CLASS.get(line[:1])
+            out.append(f'<span class="{css}">{line}</span>' if css and line else line)
+        return match.group(1) + "\n".join(out) + match.group(3)
+
+    return _DIFF_HTML.sub(lines, page)
+
+
 def html_page(markdown: str, *, title: str, author: str = "eval-gate[bot]") -> str:
-    body = render_gfm(_charts_as_html(markdown))
+    body = colour_diffs(render_gfm(_charts_as_html(markdown)))
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
@@ -158,11 +181,37 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def terminal_text(markdown: str) -> str:
-    """The comment as plain text: collapsible sections opened, HTML and charts left out."""
-    text = _COMMENT.sub("", markdown)
+_FENCED_DIFF = re.compile(r"^(`{3,})diff\n(.*?)\n\1$", re.DOTALL | re.MULTILINE)
+_ANSI = {"-": "\x1b[31m", "+": "\x1b[32m", "@": "\x1b[36m"}
+_PLACEHOLDER = "\ue000{}\ue001"  # private-use characters, removed from the input first
+
+
+def _diff_for_terminal(body: str, colour: bool) -> str:
+    """A diff block's lines, indented, the fence dropped; coloured when asked."""
+    body = _CONTROL.sub("", body)  # the block's text is hostile too
+    out = []
+    for line in body.split("\n"):
+        start = _ANSI.get(line[:1]) if colour else None
+        out.append(f"    {start}{line}\x1b[0m" if start else f"    {line}".rstrip())
+    return "\n".join(out)
+
+
+def terminal_text(markdown: str, *, colour: bool = False) -> str:
+    """The comment as plain text: collapsible sections opened, HTML and charts left out,
+    ```diff blocks as indented `-`/`+` lines (red and green with `colour`)."""
+    diffs: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        diffs.append(_diff_for_terminal(match.group(2), colour))
+        return _PLACEHOLDER.format(len(diffs) - 1)
+
+    text = _FENCED_DIFF.sub(keep, _COMMENT.sub("", re.sub("[\ue000\ue001]", "", markdown)))
     text = _MERMAID.sub("(chart of per-task pass rates: see the HTML preview)\n", text)
     text = re.sub(r"<summary>(.*?)</summary>", r"\n▸ \1\n", text, flags=re.DOTALL)
+    text = re.sub(r"(?<!\\)\*\*", "", text)  # bold marks (escaped asterisks are text)
     text = _MD_ESCAPE.sub(r"\1", _TAG.sub("", text))
     text = _CONTROL.sub("", html.unescape(text))
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    text = re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    for number, block in enumerate(diffs):  # put back after the unescaping: diffs are raw text
+        text = text.replace(_PLACEHOLDER.format(number), block, 1)
+    return text

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from gate import __version__
 from gate.compare.models import CaseChange, Comparison, SideUsage
 from gate.render import values
+from gate.render.diff import Explained, explain, file_block
 from gate.render.markdown import Md, code, link, mermaid_label, text
 
 ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
@@ -57,9 +58,21 @@ class Limits(BaseModel):
     id_chars: int
     reasons: int
     reason_chars: int
+    diff_files: int = 8  # system files whose diff is shown
+    diff_lines: int = 60  # lines of each
 
     def scaled(self, factor: float) -> Limits:
-        counts = ("rows", "items", "excerpts", "tasks", "chart_tasks", "checks", "reasons")
+        counts = (
+            "rows",
+            "items",
+            "excerpts",
+            "tasks",
+            "chart_tasks",
+            "checks",
+            "reasons",
+            "diff_files",
+            "diff_lines",
+        )
         update = {name: int(getattr(self, name) * factor) for name in counts}
         update["checks"] = max(update["checks"], 1 if factor > 0 else 0)
         update["reasons"] = max(update["reasons"], 1)
@@ -97,6 +110,8 @@ SUMMARY_LIMITS = Limits(
     id_chars=120,
     reasons=20,
     reason_chars=600,
+    diff_files=50,
+    diff_lines=400,
 )
 
 
@@ -176,6 +191,66 @@ def excerpt_cases(c: Comparison, limits: Limits) -> tuple[list[CaseChange], int]
             seen.setdefault(case.id, case)
     shown = list(seen.values())
     return shown[: limits.excerpts], len(shown)
+
+
+def _explained(cases: list[CaseChange], limits: Limits) -> list[Explained]:
+    return [
+        explain(
+            case,
+            checks=limits.checks,
+            chars=limits.detail_chars,
+            lines=2 * limits.excerpt_lines,
+            diff_chars=2 * limits.excerpt_chars,
+        )
+        for case in cases
+    ]
+
+
+def explained_cases(c: Comparison, limits: Limits) -> tuple[list[Explained], int]:
+    """Base against head for the cases that decide: blocking failures, then regressions."""
+    seen: dict[str, CaseChange] = {}
+    for case in c.case_list([*c.blocker_failures, *c.regressions]):
+        if not case.heldout:
+            seen.setdefault(case.id, case)
+    shown = list(seen.values())
+    return _explained(shown[: limits.excerpts], limits), len(shown)
+
+
+def explained_fixes(c: Comparison, limits: Limits) -> tuple[list[Explained], int]:
+    fixes = [case for case in c.case_list(c.fixes) if not case.heldout]
+    return _explained(fixes[: limits.excerpts], limits), len(fixes)
+
+
+def rubric_rows(c: Comparison) -> list[dict[str, Md]]:
+    if c.rubric is None:
+        return []
+    return [
+        {
+            "dimension": code(d.dimension, 60),
+            "n": values.num(d.n),
+            "base": Md(f"{d.base_mean:.2f}"),
+            "head": Md(f"{d.head_mean:.2f}"),
+            "delta": Md(values.MINUS + f"{-d.delta:.2f}" if d.delta < 0 else f"+{d.delta:.2f}"),
+            "moves": Md(f"{d.lower:,} ↓ · {d.higher:,} ↑"),
+            "p": values.p_value(d.p_value),
+            "fell": Md("📉" if d.delta < 0 and d.p_value < c.policy.alpha else ""),
+        }
+        for d in c.rubric.dimensions
+    ]
+
+
+def system_files(c: Comparison, limits: Limits) -> list[dict[str, Md]]:
+    if c.system_diff is None:
+        return []
+    return [
+        {
+            "path": code(f.path, 120),
+            "status": Md(f.status),
+            "counts": Md(f"+{f.added:,} {values.MINUS}{f.removed:,}"),
+            "block": file_block(f, max_lines=limits.diff_lines, max_chars=limits.diff_lines * 120),
+        }
+        for f in c.system_diff.files[: limits.diff_files]
+    ]
 
 
 def chart(c: Comparison, limits: Limits) -> dict[str, list[Md]] | None:
@@ -308,6 +383,8 @@ def file_rows(c: Comparison) -> list[dict[str, Any]]:
 
 def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
     shown, total = excerpt_cases(c, limits)
+    explained, explained_total = explained_cases(c, limits)
+    fixes, fixes_total = explained_fixes(c, limits)
     return {
         "c": c,
         "ctx": ctx,
@@ -324,6 +401,13 @@ def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[
         "new_blockers": set(c.new_blocker_failures),
         "excerpt_cases": shown,
         "excerpt_total": total,
+        "explained": explained,
+        "explained_total": explained_total,
+        "explained_fixes": fixes,
+        "explained_fixes_total": fixes_total,
+        "rubric_rows": rubric_rows(c),
+        "system_files": system_files(c, limits),
+        "system_total": len(c.system_diff.files) if c.system_diff else 0,
         "chart": chart(c, limits),
         "usage_rows": usage_rows(c),
         "meta_rows": meta_rows(c, ctx),
