@@ -284,6 +284,13 @@ def test_held_out_detail_reaches_no_file_of_the_uploaded_folder(tmp_path: Path) 
     assert line["status"] == "fail" and line["passed"] is False and line["heldout"] is True
     assert line["output"] is None and line["checks"] == []
     assert "zebra" not in done.stdout + done.stderr
+    # asked for explicitly, the full detail goes to a folder of its own
+    private = tmp_path / "private"
+    done = gate("check", "--base", "main", "--heldout-detail", str(private), cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "giraffe-expected" in (private / "words" / "head.jsonl").read_text()
+    assert "zebra" in (private / "words" / "base.jsonl").read_text()
+    assert not any("zebra" in p.read_text() for p in reports.rglob("*") if p.is_file())
 
 
 def test_gate_run_keeps_held_out_detail_only_where_asked(tmp_path: Path) -> None:

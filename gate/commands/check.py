@@ -44,6 +44,11 @@ def add_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("--summary", action="store_true", help="the same as --format summary")
+    p.add_argument(
+        "--heldout-detail",
+        metavar="DIR",
+        help="also write full reports (held-out cases unredacted) to DIR/<suite>/",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -71,6 +76,7 @@ def handle(args: argparse.Namespace) -> int:
         args.base,
         Path(args.out),
         threshold=args.threshold,
+        heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
     )
     shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:

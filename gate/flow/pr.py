@@ -218,7 +218,8 @@ def _sides(
 ) -> list[Side]:
     """The head, and the base with its own gate.yml's system, when the base has the suite."""
     folder = request.out_dir.resolve() / suite_folder(plan.name)
-    detail = ("--heldout-detail", str(request.heldout_detail)) if request.heldout_detail else ()
+    private = request.heldout_detail
+    detail = ("--heldout-detail", str(private / suite_folder(plan.name))) if private else ()
     own = baseline.config_in(base_root)
     base_args = ("--system-config", str(own)) if own is not None else ()
     head = Side("head", request.repo.root, folder / f"{report_label('head', shard)}.jsonl", detail)
@@ -288,6 +289,7 @@ def run_check(
     block_severities: list[str] | None = None,
     stream: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
+    heldout_detail: Path | None = None,
 ) -> list[SuiteOutcome]:
     """The PR flow on a local repository: the working tree against `base_ref` (default: the
     remote's default branch). Nothing is fetched or posted."""
@@ -308,6 +310,7 @@ def run_check(
             report_hint=str(out_dir),
             environ=env,
             stream=stream or sys.stderr,
+            heldout_detail=heldout_detail.resolve() if heldout_detail else None,
         )
         return run_flow(request)
     finally:
