@@ -96,19 +96,21 @@ def models(server: ModelServer) -> set[str]:
     return {entry.body["model"] for entry in server.log}
 
 
+def on_openai(server: ModelServer, rows: list[dict]) -> dict[str, str | None]:
+    """A base whose suite asks gpt-4o on the OpenAI-compatible server."""
+    return {
+        "gate.yml": chat_config("openai", "config/model.yaml", server.openai_base_url),
+        "config/model.yaml": "model: gpt-4o\ntemperature: 0\n",
+        "prompt.j2": "{{ question }}\n",
+        "cases.jsonl": cases(rows),
+    }
+
+
 def test_a_provider_switch_runs_each_side_on_its_own_provider(
     tmp_path: Path, servers: tuple[ModelServer, ModelServer]
 ) -> None:
     openai, anthropic = servers
-    root = repo_with(
-        tmp_path,
-        {
-            "gate.yml": chat_config("openai", "config/model.yaml", openai.openai_base_url),
-            "config/model.yaml": "model: gpt-4o\ntemperature: 0\n",
-            "prompt.j2": "{{ question }}\n",
-            "cases.jsonl": cases(CASES),
-        },
-    )
+    root = repo_with(tmp_path, on_openai(openai, CASES))
     write(
         root,
         {
@@ -168,15 +170,7 @@ def test_the_head_runs_the_heads_new_case_on_the_base_too(
     tmp_path: Path, servers: tuple[ModelServer, ModelServer]
 ) -> None:
     openai, _ = servers
-    root = repo_with(
-        tmp_path,
-        {
-            "gate.yml": chat_config("openai", "config/model.yaml", openai.openai_base_url),
-            "config/model.yaml": "model: gpt-4o\n",
-            "prompt.j2": "{{ question }}\n",
-            "cases.jsonl": cases(CASES[:1]),
-        },
-    )
+    root = repo_with(tmp_path, on_openai(openai, CASES[:1]))
     write(root, {"cases.jsonl": cases(CASES)})
     done = gate("check", "--base", "main", cwd=root)
     assert done.returncode == 0, done.stderr
