@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,12 +18,12 @@ from gate.compare.models import CaseChange, Comparison, SideUsage
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.markdown import Md, code, link, mermaid_label, text
+from gate.render.metadata import file_rows, system_cell
 
 ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
 REPOSITORY = re.compile(r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+")
 SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'*+,;=%]+")
-SYSTEM_KEYS = ("kind", "provider", "model", "target", "temperature", "max_tokens")
 
 
 class RenderContext(BaseModel):
@@ -314,27 +314,6 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
     ]
 
 
-def system_parts(system: dict[str, Any]) -> dict[str, str]:
-    """What a side's system is: its kind, provider, model, endpoint host, main parameters."""
-    parts = {key: str(system[key]) for key in SYSTEM_KEYS if system.get(key) is not None}
-    host = urlsplit(str(system.get("base_url") or "")).netloc
-    if host:
-        parts["endpoint"] = host
-    return parts
-
-
-def _system(system: dict[str, Any], other: dict[str, Any] | None) -> Md:
-    """One side's system; what differs from the other side's is in bold (what the PR changed)."""
-    parts, theirs = system_parts(system), system_parts(other or {})
-    if not parts:
-        return Md(values.DASH)
-    shown = []
-    for key, value in parts.items():
-        part = text(f"{key}: {value}", 120)
-        shown.append(Md(f"**{part}**") if other is not None and theirs.get(key) != value else part)
-    return Md(" · ".join(shown))
-
-
 def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
     b, h = c.base_meta, c.head_meta
     if b is None or h is None:
@@ -348,8 +327,8 @@ def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
         },
         {
             "label": Md("System" + (" (changed)" if b.system != h.system else "")),
-            "base": _system(b.system, h.system),
-            "head": _system(h.system, b.system),
+            "base": system_cell(b.system, h.system),
+            "head": system_cell(h.system, b.system),
         },
         {"label": Md("Report"), "base": code(b.label, 80), "head": code(h.label, 80)},
         {"label": Md("Created"), "base": text(b.created_at, 40), "head": text(h.created_at, 40)},
@@ -360,25 +339,6 @@ def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
             "head": Md(f"{c.head.n:,} · {h.repeats}"),
         },
     ]
-
-
-def file_rows(c: Comparison) -> list[dict[str, Any]]:
-    base = c.base_meta.files if c.base_meta else {}
-    head = c.head_meta.files if c.head_meta else {}
-
-    def short(digest: str | None) -> Md:
-        return code(digest[:12], 12) if digest else Md(values.DASH)
-
-    rows = [
-        {
-            "path": path,
-            "base": short(base.get(path)),
-            "head": short(head.get(path)),
-            "changed": base.get(path) != head.get(path),
-        }
-        for path in sorted(set(base) | set(head))
-    ]
-    return sorted(rows, key=lambda row: not row["changed"])
 
 
 def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
