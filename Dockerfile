@@ -19,6 +19,7 @@ COPY pyproject.toml README.md ./
 COPY gate ./gate
 COPY templates ./templates
 COPY cases ./cases
+COPY examples ./examples
 # Every dependency comes as a wheel, so no compiler is needed; the sources go afterwards.
 RUN pip install . \
     && rm -rf /opt/eval-gate

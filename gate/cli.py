@@ -12,6 +12,7 @@ from gate.errors import GateError, InputError
 
 # Only the chosen command's module is imported: start-up time is paid on every CI step.
 COMMANDS = {
+    "init": "scaffold gate.yml, starter cases and the PR workflow in this repository",
     "run": "run a suite against one checkout and write its report",
     "compare": "compare a base and a head report: verdict, regressions, statistics",
     "check": "the whole PR flow locally: run base and head, compare, print the comment",

@@ -1,0 +1,217 @@
+"""`gate init` in fresh repositories of several shapes, then `gate validate` and `gate check`
+on what it wrote, against the OpenAI-compatible stand-in on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from servers.git_http import git
+from servers.model_server import ModelServer
+from servers.world import REPO_ROOT
+
+WORKFLOW = ".github/workflows/eval-gate.yml"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ModelServer]:
+    with ModelServer(api_key="sk-test") as running:
+        yield running
+
+
+def gate(
+    repo: Path, *args: str, server: ModelServer | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_"))
+    }
+    env.update({"PYTHONPATH": str(REPO_ROOT), "GATE_CACHE_DIR": str(repo.parent / "cache")})
+    if server is not None:
+        env.update({
+            "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "sk-test",
+            "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-test",
+        })  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "gate", *args], cwd=repo, env=env, capture_output=True,
+        text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the app")
+    git(root, "checkout", "-q", "-b", "adopt-the-gate")
+    return root
+
+
+def init_validate_check(repo: Path, server: ModelServer) -> tuple[dict, str]:
+    """Run the three commands a new user runs; return gate.yml and `gate init`'s output."""
+    done = gate(repo, "init")
+    assert done.returncode == 0, done.stderr
+    for name in ("gate.yml", WORKFLOW):
+        assert f"wrote {name}" in done.stdout
+    assert "gate validate -c gate.yml\n  gate check -c gate.yml --base main" in done.stdout
+    config = yaml.safe_load((repo / "gate.yml").read_text())
+    validated = gate(repo, "validate")
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert validated.stdout.rstrip().endswith("ok")
+    server.reset_counts()
+    checked = gate(repo, "check", "--base", "main", server=server)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "verdict: pass" in checked.stderr
+    for suite in config["suites"]:
+        assert f"<!-- eval-gate:{suite['name']} -->" in checked.stdout
+        assert f"{suite['name']}: pass: pass rate 100.0% -> 100.0%" in checked.stderr
+        rows = [json.loads(line) for line in (repo / suite["cases"]).read_text().splitlines()]
+        assert [r["id"] for r in rows] == ["example-1", "example-2", "example-3"]
+        assert all("replace" in r["metadata"]["example"] for r in rows)
+    workflow = yaml.safe_load((repo / WORKFLOW).read_text())
+    steps = workflow["jobs"]["gate"]["steps"]
+    assert any(step.get("uses", "").startswith("eval-gate/eval-gate@v") for step in steps)
+    return config, done.stdout
+
+
+def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/support.md.j2": "You answer customers.\nQuestion: {{ question }}\nPlan: {{ plan }}\n",
+        "config/model.yaml": "model: gpt-4o-mini\ntemperature: 0\n",
+        "README.md": "# support bot\n",
+        "docker-compose.yml": "services:\n  app:\n    image: app\n",
+    })  # fmt: skip
+    config, _ = init_validate_check(repo, server)
+    assert config["watch"] == ["prompts/**", "config/model.yaml"]
+    assert config["suites"] == [{
+        "name": "support", "cases": "evals/cases.jsonl",
+        "system": {"kind": "openai", "model_config": "config/model.yaml", "prompt": "prompts/support.md.j2"},
+    }]  # fmt: skip
+    first = json.loads((repo / "evals/cases.jsonl").read_text().splitlines()[0])
+    assert first["input"] == {"plan": "example plan 1", "question": "example question 1"}
+    # Both sides asked the model; the prompt was rendered with each case's input.
+    assert server.requests >= 3
+    assert any("example plan 1" in json.dumps(entry.body) for entry in server.log)
+    assert "OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}" in (repo / WORKFLOW).read_text()
+
+
+def test_prompts_beside_the_code_pair_with_the_nearest_config(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "app/support/reply_prompt.txt": "Reply to: {{ message }}\n",
+        "app/support/settings.yaml": "model: gpt-4o\nmax_tokens: 300\n",
+        "app/summary/summarize.prompt": "Summarise: {{ text }}\n",
+        "app/summary/model.yml": "model: claude-3-5-haiku-latest\n",
+        "app/support/loader.py": "def load(path):\n    return open(path).read()  # reply_prompt.txt\n",
+        "app/__init__.py": "",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    systems = {s["name"]: s["system"] for s in config["suites"]}
+    assert systems == {
+        "reply_prompt": {"kind": "openai", "model_config": "app/support/settings.yaml", "prompt": "app/support/reply_prompt.txt"},
+        "summarize": {"kind": "anthropic", "model_config": "app/summary/model.yml", "prompt": "app/summary/summarize.prompt"},
+    }  # fmt: skip
+    assert sorted(s["cases"] for s in config["suites"]) == [
+        "evals/reply_prompt.jsonl",
+        "evals/summarize.jsonl",
+    ]
+    assert "python" not in out  # `load(path)` is a loader, not an entry point
+    workflow = (repo / WORKFLOW).read_text()
+    assert "OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}\n" in workflow
+    assert "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}\n" in workflow
+    assert server.counts["requests"] >= 6
+
+
+def test_python_app_with_an_entry_point(tmp_path: Path, server: ModelServer) -> None:
+    app = '''import json, os, pathlib, urllib.request
+
+import yaml
+
+HERE = pathlib.Path(__file__).parent
+
+
+def answer(question):
+    """The app's entry point: one question in, the model's reply out."""
+    model = yaml.safe_load((HERE / "model.yaml").read_text())["model"]
+    prompt = (HERE / "prompts" / "system.txt").read_text()
+    body = {"model": model, "messages": [
+        {"role": "system", "content": prompt},
+        {"role": "user", "content": question["text"] + " (" + question.get("lang", "en") + ")"},
+    ]}
+    request = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json",
+                 "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)["choices"][0]["message"]["content"]
+
+
+def load_history(path):
+    return []
+'''
+    repo = make_repo(tmp_path / "repo", {
+        "assistant/bot.py": app,
+        "assistant/model.yaml": "model: gpt-4o-mini\n",
+        "assistant/prompts/system.txt": "You are a helpful assistant.\n",
+        "tests/test_bot.py": "def test_answer(question):\n    pass\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    assert config["suites"] == [
+        {
+            "name": "bot",
+            "cases": "evals/cases.jsonl",
+            "system": {"kind": "python", "target": "assistant.bot:answer"},
+        }
+    ]
+    assert config["watch"] == ["assistant/prompts/**", "assistant/model.yaml"]
+    first = json.loads((repo / "evals/cases.jsonl").read_text().splitlines()[0])
+    assert first["input"] == {"text": "example text 1", "lang": "example lang 1"}
+    assert "system: python `assistant.bot:answer` (assistant/bot.py)" in out
+    assert server.requests >= 3  # the function itself called the model on both sides
+
+
+def test_never_overwrites_without_force(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/a.j2": "{{ q }}", "model.yaml": "model: m\n",
+        WORKFLOW: "name: mine\n",
+    })  # fmt: skip
+    done = gate(repo, "init")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert ".github/workflows/eval-gate.yml already exist(s); nothing was written" in done.stderr
+    assert not (repo / "gate.yml").exists()
+    assert (repo / WORKFLOW).read_text() == "name: mine\n"
+    forced = gate(repo, "init", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert f"overwrote {WORKFLOW}" in forced.stdout and "wrote gate.yml" in forced.stdout
+    assert (repo / WORKFLOW).read_text() == (REPO_ROOT / "examples/pr-gate.yml").read_text()
+
+
+def test_nothing_to_gate_and_bad_flags_are_clear_errors(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"main.py": "print('hi')\n", "README.md": "# x\n"})
+    done = gate(repo, "init")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "found no prompt template" in done.stderr and "--target module:function" in done.stderr
+    (repo / "p.j2").write_text("{{ q }}")
+    no_config = gate(repo, "init")
+    assert no_config.returncode == 2 and "but no model config" in no_config.stderr
+    bad = gate(repo, "init", "--prompt", "p.j2", "--model-config", "README.md")
+    assert bad.returncode == 2
+    assert "README.md: key `--model-config`: needs a string `model:` key" in bad.stderr
+    (repo / "m.yaml").write_text("model: gpt-4o\n")
+    named = gate(repo, "init", "--prompt", "p.j2", "--model-config", "m.yaml")
+    assert named.returncode == 0, named.stderr
+    assert gate(repo, "validate").returncode == 0
