@@ -74,3 +74,14 @@ def test_dockerfile_copies_every_source_folder_of_the_package() -> None:
         assert f"!{folder}/" in ignored
     for file in ("pyproject.toml", "README.md"):
         assert file in dockerfile and f"!{file}" in ignored
+
+
+def test_action_yml_matches_what_gate_action_reads_and_writes() -> None:
+    """Every input action.yml declares is a setting of gate/github/inputs.py and back; every
+    output it declares is one gate/github/action.py writes, and nothing else is written."""
+    from gate.github.action import _outputs
+
+    assert set(ACTION["inputs"]) == {name.replace("_", "-") for name in ActionInputs.model_fields}
+    for verdict in ("pass", "fail", "error", "skipped", "partial"):
+        written = _outputs(verdict, ["a"], {"base": 1.0, "head": 2.0, "delta": 1.0})
+        assert set(written) == set(ACTION["outputs"])

@@ -65,7 +65,7 @@ def init_validate_check(repo: Path, server: ModelServer) -> tuple[dict, str]:
     assert done.returncode == 0, done.stderr
     for name in ("gate.yml", WORKFLOW):
         assert f"wrote {name}" in done.stdout
-    assert "gate validate -c gate.yml\n  gate check -c gate.yml --base main" in done.stdout
+    assert "gate validate -c gate.yml\n  gate check -c gate.yml " in done.stdout
     config = yaml.safe_load((repo / "gate.yml").read_text())
     validated = gate(repo, "validate")
     assert validated.returncode == 0, validated.stdout + validated.stderr

@@ -96,6 +96,6 @@ def handle(args: argparse.Namespace) -> int:
     print(
         "The cases are examples (metadata.example): replace them with real ones. Next:\n"
         f"  gate validate -c {config_path}\n"
-        f"  gate check -c {config_path} --base main"
+        f"  gate check -c {config_path}   # against origin/HEAD, else main; --base REF"
     )
     return 0
