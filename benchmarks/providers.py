@@ -4,8 +4,11 @@ Runs `gate run` (a real subprocess, response cache off) against the test model s
 (tests/servers/model_server.py) and prints the wall time, the ideal (n x latency /
 concurrency), the ratio, the start-up cost, a warm-cache rerun, a fault-injection run and,
 where promptfoo is installed, promptfoo's wall time on the same server, suite and concurrency.
+It also runs a bare concurrent client (a Python subprocess: one keep-alive connection per
+thread, the same requests, no checks, no report) and prints gate's overhead over it.
 
-Targets: gate within 2x of the ideal plus start-up; at least 5x faster than promptfoo. It also
+Targets: gate within 2x of the ideal plus start-up; overhead over the bare client at most
+0.25 s; at least 5x faster than promptfoo. It also
 prints the best ratio any tool could reach against promptfoo's time: nothing finishes faster
 than ceil(n / concurrency) rounds of the server's latency.
 
@@ -90,6 +93,37 @@ def gate_run(root: Path, label: str, *flags: str) -> dict[str, Any]:
     return summary
 
 
+# The floor for the same calls: threads, http.client, the request gate's openai system sends.
+BARE_CLIENT = r"""
+import http.client, json, sys, threading, urllib.parse
+url, n, conc = urllib.parse.urlsplit(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+todo, lock, answers = list(range(n)), threading.Lock(), []
+def worker():
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    while True:
+        with lock:
+            if not todo:
+                return
+            i = todo.pop()
+        body = json.dumps({"model": "bench-model", "temperature": 0, "messages": [
+            {"role": "user", "content": f"Tell me about item {i}"}]})
+        conn.request("POST", url.path + "/chat/completions", body,
+                     {"Content-Type": "application/json", "Authorization": "Bearer x"})
+        text = json.loads(conn.getresponse().read())["choices"][0]["message"]["content"]
+        with lock:
+            answers.append(text)
+threads = [threading.Thread(target=worker) for _ in range(conc)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert len(answers) == n
+"""
+
+
+def bare_run(base_url: str, n: int, concurrency: int) -> None:
+    argv = [sys.executable, "-c", BARE_CLIENT, base_url, str(n), str(concurrency)]
+    subprocess.run(argv, check=True)
+
+
 def promptfoo_bin() -> Path | None:
     found = os.environ.get("PROMPTFOO_BIN") or (
         str(PROMPTFOO_DEFAULT) if PROMPTFOO_DEFAULT.exists() else shutil.which("promptfoo")
@@ -152,6 +186,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="server latency, seconds")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--runs", type=int, default=3, help="repetitions; medians are printed")
+    parser.add_argument(
+        "--overhead-only", action="store_true", help="only gate run vs the bare client"
+    )
     args = parser.parse_args()
     n, latency, conc = args.cases, args.latency, args.concurrency
     ideal = n * latency / conc
@@ -174,10 +211,19 @@ def main() -> None:
         wall, loop = statistics.median(walls), statistics.median(loops)
         startup = wall - loop
 
-        gate_run(root, "fill")  # fill the cache, then time a rerun served from it
-        server.reset_counts()
-        warm, warm_summary = timed(lambda: gate_run(root, "warm"))
-        warm_requests = server.requests
+        bares = []
+        for _ in range(args.runs):
+            server.reset_counts()
+            bare_wall, _ = timed(lambda: bare_run(server.openai_base_url, n, conc))
+            assert server.requests == n
+            bares.append(bare_wall)
+        bare = statistics.median(bares)
+
+        if not args.overhead_only:
+            gate_run(root, "fill")  # fill the cache, then time a rerun served from it
+            server.reset_counts()
+            warm, warm_summary = timed(lambda: gate_run(root, "warm"))
+            warm_requests = server.requests
 
         print(f"cases {n}, server latency {latency * 1000:.0f} ms, concurrency {conc}")
         print(f"ideal (n x latency / concurrency):  {ideal:6.2f} s")
@@ -195,6 +241,14 @@ def main() -> None:
         target = 2 * ideal + startup
         verdict = "met" if wall <= target else "MISSED"
         print(f"  target wall <= 2 x ideal + start-up = {target:.2f} s: {verdict}")
+        overhead = wall - bare
+        verdict = "met" if overhead <= 0.25 else "MISSED"
+        print(f"bare concurrent client, wall:      {bare:6.2f} s   (same calls, no checks/report)")
+        print(
+            f"  gate run overhead over it:        {overhead:6.2f} s   (target <= 0.25 s: {verdict})"
+        )
+        if args.overhead_only:
+            return
         print(
             f"warm-cache rerun, wall:            {warm:6.2f} s   requests {warm_requests}, "
             f"cache hits {warm_summary['cache']['hits']}"
