@@ -54,6 +54,23 @@ def test_uncommitted_regression_fails_and_prints_the_comment(clone: Path) -> Non
     assert git(clone, "worktree", "list").count("\n") == 0
 
 
+def test_html_preview_is_the_printed_comment_rendered_as_github_does(clone: Path) -> None:
+    from gate.render.preview import html_page
+
+    git(clone, "checkout", "-q", "-b", "my-change")
+    (clone / "prompts" / "support.md").write_text(prompt([w for w in WORDS if w != "fees"]))
+    page = clone.parent / "preview.html"
+    done = gate("check", "--html", str(page), cwd=clone)
+    assert done.returncode == 1, done.stderr
+    assert f"HTML preview: {page}" in done.stderr
+    html = page.read_text()
+    assert html == html_page(done.stdout[:-1], title="Eval Gate: PR comment")
+    assert "<details>" in html and "faq-002" in html and "<table>" in html
+    bad = gate("check", "--html", str(clone / "missing" / "p.html"), cwd=clone)
+    assert bad.returncode == 2 and "key `--html`: cannot write" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_nothing_watched_changed_is_skipped(clone: Path) -> None:
     (clone / "README.md").write_text("# app\n\nedited\n")
     done = gate("check", cwd=clone)

@@ -49,6 +49,11 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         help="also write full reports (held-out cases unredacted) to DIR/<suite>/",
     )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the comment as an HTML page, rendered by GitHub's Markdown engine",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -63,6 +68,16 @@ def headline(outcome: SuiteOutcome) -> str:
         f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "
         f"{len(c.regressions)} regressions, {len(c.fixes)} fixes"
     )
+
+
+def write_preview(path: Path, markdown: str) -> None:
+    from gate.render.preview import html_page  # cmarkgfm: only when asked for
+
+    try:
+        path.write_text(html_page(markdown, title="Eval Gate: PR comment"), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}", key="--html") from None
+    print(f"HTML preview: {path}", file=sys.stderr)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -85,6 +100,9 @@ def handle(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(outcome.summary if shown == "summary" else outcome.markdown)
         sys.stdout.write("\n")
+    if args.html:  # the page shows what GitHub shows: the comment, or the job summary
+        shown_on_github = [o.summary if shown == "summary" else o.markdown for o in outcomes]
+        write_preview(Path(args.html), "\n\n".join(shown_on_github))
     for outcome in outcomes:
         print(headline(outcome), file=sys.stderr)
     print(f"verdict: {combined_verdict(outcomes)}", file=sys.stderr)
