@@ -189,6 +189,9 @@ def main() -> None:
     parser.add_argument(
         "--overhead-only", action="store_true", help="only gate run vs the bare client"
     )
+    parser.add_argument(
+        "--git", action="store_true", help="commit the project first, as in the PR flow's runs"
+    )
     args = parser.parse_args()
     n, latency, conc = args.cases, args.latency, args.concurrency
     ideal = n * latency / conc
@@ -200,6 +203,10 @@ def main() -> None:
     ):
         root = Path(tmp)
         write_project(root, server.openai_base_url, n, conc)
+        if args.git:  # the PR flow's sides run in checkouts: provenance reads git
+            for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "bench"]):
+                git = ["git", "-c", "user.name=b", "-c", "user.email=b@localhost", *argv]
+                subprocess.run(git, cwd=root, check=True)
 
         walls, loops = [], []
         for run in range(args.runs):
