@@ -76,7 +76,9 @@ def init_validate_check(repo: Path, server: ModelServer) -> tuple[dict, str]:
     assert "verdict: pass" in checked.stderr
     for suite in config["suites"]:
         assert f"<!-- eval-gate:{suite['name']} -->" in checked.stdout
-        assert f"{suite['name']}: pass: pass rate 100.0% -> 100.0%" in checked.stderr
+        # main has no gate.yml yet: the suite is new, judged on the head alone
+        assert f"[gate] suite {suite['name']}: running head (a new suite)" in checked.stderr
+        assert f"{suite['name']}: pass: " in checked.stderr
         rows = [json.loads(line) for line in (repo / suite["cases"]).read_text().splitlines()]
         assert [r["id"] for r in rows] == ["example-1", "example-2", "example-3"]
         assert all("replace" in r["metadata"]["example"] for r in rows)
@@ -105,6 +107,22 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
     assert server.requests >= 3
     assert any("example plan 1" in json.dumps(entry.body) for entry in server.log)
     assert "OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}" in (repo / WORKFLOW).read_text()
+    # Adopted: the files land on main; the next PR edits the prompt and is compared with it.
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "adopt the gate")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "adopt-the-gate")
+    git(repo, "checkout", "-q", "-b", "reword")
+    (repo / "prompts/support.md.j2").write_text("Answer kindly.\nQ: {{ question }} ({{ plan }})\n")
+    server.reset_counts()
+    pr = gate(repo, "check", "--base", "main", server=server)
+    assert pr.returncode == 0, pr.stdout + pr.stderr
+    assert "[gate] suite support: running base and head" in pr.stderr
+    assert "support: pass: pass rate 100.0% -> 100.0% (±0.0 points)" in pr.stderr
+    # The base is the prompt the first check ran: its answers come from the cache.
+    assert server.requests == 3
+    base = json.loads((repo / "reports/support/base.summary.json").read_text())
+    assert base["cache"]["hits"] == 3
 
 
 def test_prompts_beside_the_code_pair_with_the_nearest_config(
