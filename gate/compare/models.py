@@ -53,6 +53,8 @@ class CaseChange(BaseModel):
     head_fraction: float | None = None
     base_repeats: int = 0
     head_repeats: int = 0
+    base_passes: int | None = Field(None, description="runs that passed, of base_repeats")
+    head_passes: int | None = None
     base_flaky: bool = False
     head_flaky: bool = False
     failed_checks: list[CheckResult] = Field(default_factory=list)

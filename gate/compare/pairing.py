@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gate.compare.estimates import pair_fractions, plain_fraction, plan_of
 from gate.compare.models import (
     EXCERPT_CHARS,
     CaseChange,
@@ -35,6 +36,9 @@ from gate.report.summary import calls_of, percentile
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
+CLEAR_CHANGE = 0.5  # with repeats: a regression's pass fraction fell by at least this much
+
+Estimates = dict[str, tuple[float, float]]
 
 
 def points(gained: int, lost: int, n: int) -> float | None:
@@ -43,7 +47,7 @@ def points(gained: int, lost: int, n: int) -> float | None:
 
 
 def fraction(result: CaseResult) -> float:
-    return result.pass_fraction if result.repeats > 1 else float(result.passed)
+    return plain_fraction(result)
 
 
 def _excerpt(text: str | None, limit: int) -> str | None:
@@ -92,11 +96,21 @@ def _details(source: CaseResult, base: CaseResult | None, head: CaseResult | Non
     }
 
 
-def case_change(base: CaseResult | None, head: CaseResult | None, policy: Policy) -> CaseChange:
-    """What the comparison keeps of one case; held-out cases lose everything but outcomes."""
+def case_change(
+    base: CaseResult | None,
+    head: CaseResult | None,
+    policy: Policy,
+    estimate: tuple[float, float] | None = None,
+) -> CaseChange:
+    """What the comparison keeps of one case; held-out cases lose everything but outcomes.
+    `estimate`: the two sides' pass fractions when they are not the plain ones (repeats: auto)."""
     source = head if head is not None else base
     assert source is not None
     heldout = source.heldout or bool(base and base.heldout)
+    base_fraction = fraction(base) if base else None
+    head_fraction = fraction(head) if head else None
+    if estimate is not None:
+        base_fraction, head_fraction = estimate
     return CaseChange(
         id=source.id,
         task=source.task,
@@ -105,10 +119,12 @@ def case_change(base: CaseResult | None, head: CaseResult | None, policy: Policy
         blocking=source.severity in policy.block_severities,
         base=base.status if base else None,
         head=head.status if head else None,
-        base_fraction=fraction(base) if base else None,
-        head_fraction=fraction(head) if head else None,
+        base_fraction=base_fraction,
+        head_fraction=head_fraction,
         base_repeats=base.repeats if base else 0,
         head_repeats=head.repeats if head else 0,
+        base_passes=sum(base.run_passes()) if base else None,
+        head_passes=sum(head.run_passes()) if head else None,
         base_flaky=bool(base and base.flaky),
         head_flaky=bool(head and head.flaky),
         index=source.index,
@@ -172,34 +188,59 @@ def _judge_usage(judge: JudgeUsage | None) -> dict[str, Any]:
 
 
 def task_deltas(
-    pairs: list[tuple[CaseResult, CaseResult]], added: list[CaseResult], removed: list[CaseResult]
+    pairs: list[tuple[CaseResult, CaseResult]],
+    added: list[CaseResult],
+    removed: list[CaseResult],
+    lists: dict[str, list[str]],
+    estimates: Estimates | None = None,
 ) -> list[TaskDelta]:
-    """Per task, over its paired cases; worst delta first."""
+    """Per task, over its paired cases; worst delta first. With `estimates` (repeats) the
+    rates are the mean pass fractions, as for the whole suite."""
     stats: dict[str, list[int]] = {}
+    sums: dict[str, list[float]] = {}
+    regressed, fixed = set(lists["regressions"]), set(lists["fixes"])
     for base, head in pairs:
         row = stats.setdefault(head.task, [0] * 7)
         row[0] += 1
         row[1] += int(base.passed)
         row[2] += int(head.passed)
-        row[3] += int(base.passed and head.status == "fail")
-        row[4] += int(head.passed and not base.passed)
+        row[3] += int(head.id in regressed)
+        row[4] += int(head.id in fixed)
+        if estimates is not None:
+            b, h = estimates[head.id]
+            total = sums.setdefault(head.task, [0.0, 0.0])
+            total[0] += b
+            total[1] += h
     for result in added:
         stats.setdefault(result.task, [0] * 7)[5] += 1
     for result in removed:
         stats.setdefault(result.task, [0] * 7)[6] += 1
+
+    def rates(task: str, n: int, bp: int, hp: int) -> dict[str, float | None]:
+        if estimates is None or not n:
+            return {
+                "base_pass_rate": rate(bp, n),
+                "head_pass_rate": rate(hp, n),
+                "delta_points": points(hp, bp, n),
+            }
+        b, h = sums[task]
+        return {
+            "base_pass_rate": 100.0 * b / n,
+            "head_pass_rate": 100.0 * h / n,
+            "delta_points": round(100.0 * (h - b) / n, 9),
+        }
+
     tasks = [
         TaskDelta(
             task=task,
             n=n,
             base_passed=bp,
             head_passed=hp,
-            base_pass_rate=rate(bp, n),
-            head_pass_rate=rate(hp, n),
-            delta_points=points(hp, bp, n),
             regressions=reg,
             fixes=fix,
             added=add,
             removed=rem,
+            **rates(task, n, bp, hp),
         )
         for task, (n, bp, hp, reg, fix, add, rem) in stats.items()
     ]
@@ -214,7 +255,8 @@ def _order(change: CaseChange) -> tuple[int, int, int]:
 class _Lists:
     """The id lists of a comparison, filled case by case."""
 
-    def __init__(self) -> None:
+    def __init__(self, repeated: bool = False) -> None:
+        self.repeated = repeated
         self.by_name: dict[str, list[CaseChange]] = {
             name: []
             for name in (
@@ -240,6 +282,8 @@ class _Lists:
             lists["removed"].append(change)
         elif base is None:
             lists["added"].append(change)
+        elif self.repeated and "error" not in (base, head):
+            self._by_fraction(change)
         elif base == "pass" and head == "fail":
             lists["regressions"].append(change)
         elif base == "pass" and head == "error":
@@ -260,6 +304,18 @@ class _Lists:
             lists["blocker_failures"].append(change)
             if base not in ("fail", "needs_review"):
                 lists["new_blocker_failures"].append(change)
+
+    def _by_fraction(self, change: CaseChange) -> None:
+        """With repeats: a regression (fix) is a case whose pass fraction fell (rose) by at
+        least `CLEAR_CHANGE`, e.g. 2/3 -> 0/3; a smaller move of a flaky case is noise."""
+        assert change.base_fraction is not None and change.head_fraction is not None
+        moved = change.head_fraction - change.base_fraction
+        if moved <= -CLEAR_CHANGE + 1e-9:
+            self.by_name["regressions"].append(change)
+        elif moved >= CLEAR_CHANGE - 1e-9:
+            self.by_name["fixes"].append(change)
+        elif change.head == "fail" and change.base != "pass":
+            self.by_name["still_failing"].append(change)
 
     def ids(self) -> dict[str, list[str]]:
         return {
@@ -294,10 +350,15 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     added = [r for r in head.results if r.id not in base_by_id]
     removed = [r for r in base.results if r.id not in head_ids]
 
-    collected = _Lists()
+    plan = plan_of(head.meta.auto) or plan_of(base.meta.auto)
+    repeated = plan is not None or any(r.repeats > 1 for b, h in pairs for r in (b, h))
+    estimates: Estimates | None = (
+        {h.id: pair_fractions(plan, b, h) for b, h in pairs} if repeated else None
+    )
+    collected = _Lists(repeated)
     for b, h in pairs:
         if not (b.passed and h.passed) or b.flaky or h.flaky:  # unchanged passes: counted only
-            collected.add(case_change(b, h, policy))
+            collected.add(case_change(b, h, policy, estimates[h.id] if estimates else None))
     for r in added:
         collected.add(case_change(None, r, policy))
     for r in removed:
@@ -306,10 +367,16 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     changes = collected.cases()
 
     table: PairedCounts = paired_counts([(b.passed, h.passed) for b, h in pairs])
-    repeated = any(r.repeats > 1 for b, h in pairs for r in (b, h))
-    fractions = [(fraction(b), fraction(h)) for b, h in pairs] if repeated else None
+    fractions = list(estimates.values()) if estimates is not None else None
     stats = significance(table, policy.alpha, fractions)
-    delta = points(table.head_passed, table.base_passed, table.n)
+    if fractions:  # the mean of the per-case pass fractions: unbiased, where majorities are not
+        n = len(fractions)
+        base_rate: float | None = 100.0 * sum(b for b, _ in fractions) / n
+        head_rate: float | None = 100.0 * sum(h for _, h in fractions) / n
+        delta: float | None = round(100.0 * sum(h - b for b, h in fractions) / n, 9)
+    else:
+        base_rate, head_rate = rate(table.base_passed, table.n), rate(table.head_passed, table.n)
+        delta = points(table.head_passed, table.base_passed, table.n)
     base_totals = totals(base.results, base.meta.repeats)
     head_totals = totals(head.results, head.meta.repeats)
     verdict, findings = decide(
@@ -322,8 +389,8 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         findings=findings,
         suite=head.meta.suite or base.meta.suite or "default",
         policy=policy,
-        base_pass_rate=rate(table.base_passed, table.n),
-        head_pass_rate=rate(table.head_passed, table.n),
+        base_pass_rate=base_rate,
+        head_pass_rate=head_rate,
         delta_points=delta,
         paired=table.n,
         p_value=stats.p_value,
@@ -331,7 +398,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         ci_high_points=stats.ci_high_points,
         significant=stats.significant,
         statistics=stats,
-        tasks=task_deltas(pairs, added, removed),
+        tasks=task_deltas(pairs, added, removed, lists, estimates),
         base=base_totals,
         head=head_totals,
         base_usage=usage(b for b, _ in pairs),

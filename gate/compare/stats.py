@@ -283,23 +283,30 @@ def significance(
     """Interval and tests of a paired comparison; `fractions` when cases were repeated.
 
     `significant` says the change (either way) is unlikely to be chance at level `alpha`:
-    with repeats the resampling test on fractions decides, else the exact McNemar test.
+    with repeats the resampling test on fractions decides, else the exact McNemar test. With
+    repeats the interval is the bootstrap interval of the mean fraction difference (the delta
+    is of the fractions); the 2x2 table and McNemar's test stay, of the majority outcomes.
     """
     confidence = 1 - alpha
     if table.n == 0:
         return Significance(confidence=confidence, alpha=alpha, counts=table)
-    low, high = newcombe_paired_interval(table, confidence)
     p_value = mcnemar_exact(table.regressed, table.fixed)
     result = resampling(fractions, confidence) if fractions else None
     decision_test, decision_p = (
         (SIGN_FLIP, result.p_value) if result is not None else (MCNEMAR, p_value)
     )
+    if result is not None:  # the delta is of the fractions: so is its interval
+        ci_method, low_points, high_points = BOOTSTRAP, result.ci_low_points, result.ci_high_points
+    else:
+        low, high = newcombe_paired_interval(table, confidence)
+        ci_method, low_points, high_points = NEWCOMBE, round(100 * low, 6), round(100 * high, 6)
     return Significance(
         confidence=confidence,
         alpha=alpha,
         counts=table,
-        ci_low_points=round(100 * low, 6),
-        ci_high_points=round(100 * high, 6),
+        ci_method=ci_method,
+        ci_low_points=low_points,
+        ci_high_points=high_points,
         p_value=p_value,
         mid_p_value=mcnemar_mid_p(table.regressed, table.fixed),
         resampling=result,

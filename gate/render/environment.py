@@ -77,6 +77,7 @@ def environment(template_dir: Path | None = None) -> Environment:
         p=values.p_value,
         fraction=values.fraction,
         change=values.change,
+        runs=values.runs_change,
         plural=values.plural,
         status=values.status,
         sha=values.short_sha,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gate.render.markdown import Md
 
@@ -73,6 +74,19 @@ def fraction(value: float | None, repeats: int = 0) -> Md:
         return Md(DASH)
     runs = f" of {repeats}" if repeats > 1 else ""
     return Md(f"{value * 100:.0f}%{runs}")
+
+
+def runs(passes: int | None, repeats: int) -> Md:
+    """Runs that passed of the runs made, e.g. `2/3`."""
+    return Md(DASH if passes is None else f"{passes}/{repeats}")
+
+
+def runs_change(case: Any) -> Md:
+    """A case's runs on both sides, e.g. `2/3 → 0/3` (a `CaseChange`)."""
+    return Md(
+        f"{runs(case.base_passes, case.base_repeats)} {ARROW} "
+        f"{runs(case.head_passes, case.head_repeats)}"
+    )
 
 
 def status(value: str | None) -> Md:

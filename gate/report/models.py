@@ -121,11 +121,17 @@ class CaseResult(BaseModel):
     pass_fraction: float = 0.0
     flaky: bool = False
     attempts: list[Attempt] = Field(default_factory=list)
+    auto_end: Literal["rule", "flow"] | None = Field(
+        None,
+        description="repeats: auto: why the case got no more runs: its outcome was clear "
+        "(rule), or the flow stopped spending (flow)",
+    )
     judge: JudgeUsage | None = None
     file: str = ""
     line: int = 0
     index: int = 0
     folded_calls: tuple[Call, ...] | None = Field(None, exclude=True, repr=False)
+    folded_passes: tuple[bool, ...] | None = Field(None, exclude=True, repr=False)
 
     @property
     def failed_checks(self) -> list[CheckResult]:
@@ -139,11 +145,20 @@ class CaseResult(BaseModel):
         attempts = [a.model_copy(update=hidden) for a in self.attempts]
         return self.model_copy(update={**hidden, "attempts": attempts})
 
+    def run_passes(self) -> list[bool]:
+        """Whether each run passed, in run order (one run: the case's own outcome)."""
+        if self.attempts:
+            return [a.status == "pass" for a in self.attempts]
+        if self.folded_passes is not None:
+            return list(self.folded_passes)
+        return [self.passed]
+
     def fold_attempts(self) -> None:
         """Keep of the attempts only what totals read (`calls_of`): a large report with
         repeats then fits in memory. For reading; a folded result is not written again."""
         if self.attempts:
             self.folded_calls = tuple(map(Call.of, self.attempts))
+            self.folded_passes = tuple(a.status == "pass" for a in self.attempts)
             self.attempts = []
 
 
@@ -192,6 +207,9 @@ class RunMeta(BaseModel):
     shard: str | None = None
     shards: list[str] = Field(default_factory=list)
     sandbox: dict[str, Any] | None = None
+    auto: dict[str, Any] | None = Field(
+        None, description="repeats: auto: the plan that allocated the runs and why it stopped"
+    )
 
 
 class TaskSummary(BaseModel):

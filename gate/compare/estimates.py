@@ -1,0 +1,148 @@
+"""Per-case pass fractions that stay unbiased when the runs were allocated adaptively.
+
+Pure. With a fixed number of repeats a case's pass fraction (passes / runs) is an unbiased
+estimate of its pass probability. Under `repeats: auto` it is not: a case gets more runs
+*because* its first runs were mixed, so the runs that decided the allocation are not a fair
+sample (a case at p = .97 that is extended only after a failure shows 5/6 where the truth is
+.97). The estimate used instead is the Rao-Blackwellised first run (Girshick, Mosteller &
+Savage 1946): E[X1 | where the case ended], which for a sampling plan that decides at round
+boundaries from the counts so far is
+
+    p̂ = (# admissible run sequences ending at (N, T) whose first run passed)
+        / (# admissible run sequences ending at (N, T))
+
+where *admissible* means the plan would have produced exactly that many runs for it. Every
+sequence with the same (N, T) is equally likely whatever p is, so p̂ = E[X1 | N, T] and
+E[p̂] = E[X1] = p: unbiased by construction, for any p. The plan may look at the other side's
+runs of the same case (they are independent of this side's); the round at which the whole
+process stopped is taken as given (see docs/comment.md, "repeats: auto").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import comb
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gate.errors import InputError
+from gate.report.models import CaseResult
+
+
+class Plan(BaseModel):
+    """How `repeats: auto` spends calls; recorded in the reports so the estimate can follow it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    first: int = Field(2, ge=1, description="runs of every case on both sides in round 0")
+    uniform: int = Field(1, ge=0, description="rounds after round 0 that add one run to every case")
+    step: int = Field(2, ge=1, description="runs added to each uncertain case in later rounds")
+    max_repeats: int = Field(10, ge=1, description="most runs of one case on one side")
+    minority: float = Field(
+        0.2, ge=0, le=0.5, description="a case continues while its rarer outcome is this share"
+    )
+    rounds: int = Field(0, ge=0, description="rounds run after round 0 (filled in by the flow)")
+    stop: str = Field("", description="why the flow stopped spending calls")
+
+    def size(self, round_index: int) -> int:
+        """Runs added to a case that takes part in round `round_index`."""
+        if round_index == 0:
+            return self.first
+        return 1 if round_index <= self.uniform else self.step
+
+
+def continues(plan: Plan, own: int, other: int, runs: int, round_index: int) -> bool:
+    """The per-case rule: after round `round_index`, with `runs` runs on each side and `own` and
+    `other` passes, does the case get more? In the uniform rounds every case does; later, a case
+    does while its outcome is uncertain: its rarer outcome, over both sides, is at least
+    `minority` of its runs (a case that differs between the sides is such a case)."""
+    if runs >= plan.max_repeats:
+        return False
+    if round_index < plan.uniform:
+        return True
+    total, passed = 2 * runs, own + other
+    rare = min(passed, total - passed)
+    if rare == 0:
+        return False
+    return rare >= plan.minority * total
+
+
+def boundaries(plan: Plan, runs: int) -> list[int]:
+    """A case's run counts at the end of each round it took part in, up to `runs`."""
+    marks = [min(plan.first, plan.max_repeats)]
+    while marks[-1] < runs:
+        marks.append(min(marks[-1] + plan.size(len(marks)), plan.max_repeats))
+    if marks[-1] != runs:
+        raise ValueError(f"{runs} runs do not end a round of this plan")
+    return marks
+
+
+def unbiased_fraction(
+    plan: Plan, own: Sequence[bool], other: Sequence[bool], *, stopped_by_rule: bool
+) -> float:
+    """The estimate of this side's pass probability of one case (see the module's doc).
+
+    `own` and `other` are this case's outcomes in run order on this side and the other;
+    `stopped_by_rule`: the case stopped because `continues` said so (not because the whole
+    process stopped, or `max_repeats`)."""
+    runs = len(own)
+    if runs == 0:
+        raise ValueError("no runs")
+    marks = boundaries(plan, runs)
+    if len(marks) == 1 and not stopped_by_rule:
+        return sum(own) / runs  # nothing was chosen: the plain fraction
+    other_at = [sum(other[:m]) for m in marks]
+    first = marks[0]
+    ways = [comb(first, t) for t in range(first + 1)]
+    ways1 = [comb(first - 1, t - 1) if t >= 1 else 0 for t in range(first + 1)]
+    for j in range(1, len(marks)):
+        before, size = marks[j - 1], marks[j] - marks[j - 1]
+        new = [0] * (marks[j] + 1)
+        new1 = [0] * (marks[j] + 1)
+        for t in range(before + 1):
+            if not ways[t] or not continues(plan, t, other_at[j - 1], before, j - 1):
+                continue
+            for s in range(size + 1):
+                new[t + s] += ways[t] * comb(size, s)
+                new1[t + s] += ways1[t] * comb(size, s)
+        ways, ways1 = new, new1
+    total = sum(own)
+    if stopped_by_rule:
+        last = marks[-1]
+        if continues(plan, total, other_at[-1], last, len(marks) - 1):
+            raise ValueError("the plan would have continued this case")
+    if ways[total] == 0:
+        raise ValueError("these runs cannot come from this plan")
+    return ways1[total] / ways[total]
+
+
+def plan_of(meta: dict[str, Any] | None) -> Plan | None:
+    """The plan a report's `auto` metadata recorded; None: the repeats were fixed."""
+    return Plan.model_validate(meta) if meta else None
+
+
+def pair_fractions(plan: Plan | None, base: CaseResult, head: CaseResult) -> tuple[float, float]:
+    """The two sides' estimates of one paired case: the pass fraction over its runs with fixed
+    repeats, the unbiased estimate of `repeats: auto` otherwise."""
+    if plan is None or (base.repeats <= plan.first and head.repeats <= plan.first):
+        return plain_fraction(base), plain_fraction(head)
+    b, h = base.run_passes(), head.run_passes()
+    if len(b) != len(h):
+        raise InputError(
+            f"case {head.id!r} has {len(b)} runs on base and {len(h)} on head; under "
+            "repeats: auto both sides of a case get the same runs",
+            key="attempts",
+        )
+    by_rule = head.auto_end == "rule"
+    try:
+        return (
+            unbiased_fraction(plan, b, h, stopped_by_rule=by_rule),
+            unbiased_fraction(plan, h, b, stopped_by_rule=by_rule),
+        )
+    except ValueError as exc:
+        raise InputError(f"case {head.id!r}: {exc}", key="attempts") from None
+
+
+def plain_fraction(result: CaseResult) -> float:
+    return result.pass_fraction if result.repeats > 1 else float(result.passed)

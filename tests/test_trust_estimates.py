@@ -1,0 +1,125 @@
+"""Repeats: the pass rate is the mean of per-case pass fractions, and under `repeats: auto` the
+per-case estimate stays unbiased although runs were allocated by the outcomes (checked exactly,
+by enumeration, and by seeded simulation against the true probabilities)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+from compare_fixtures import case, repeated, write_report
+
+from gate.compare.estimates import Plan, boundaries, continues, unbiased_fraction
+from gate.compare.pairing import compare
+from gate.inputs.policy import Policy
+from gate.report.io import read_report
+
+
+def _rows(rng: random.Random, probs: list[float], repeats: int) -> list[dict]:
+    rows = []
+    for i, p in enumerate(probs):
+        outcomes = ["pass" if rng.random() < p else "fail" for _ in range(repeats)]
+        rows.append(repeated(f"c{i}", outcomes) if repeats > 1 else case(f"c{i}", outcomes[0]))
+    return rows
+
+
+def test_mean_of_fractions_is_unbiased_where_majorities_are_not(tmp_path: Path) -> None:
+    """40 cases at p = .7 on base and .4 on head: a true drop of 30 points. The majority of 3
+    runs passes with probability .784 and .352: a drop of 43 points, which repeats hide."""
+    rng = random.Random(7)
+    deltas, majority = [], []
+    for trial in range(40):
+        base = write_report(tmp_path, f"b{trial}", _rows(rng, [0.7] * 40, 3), repeats=3)
+        head = write_report(tmp_path, f"h{trial}", _rows(rng, [0.4] * 40, 3), repeats=3)
+        c = compare(read_report(base, fold_attempts=True), read_report(head), Policy())
+        assert c.delta_points is not None and c.statistics is not None
+        deltas.append(c.delta_points)
+        counts = c.statistics.counts
+        majority.append(100 * (counts.head_passed - counts.base_passed) / counts.n)
+    mean = sum(deltas) / len(deltas)
+    spread = (sum((d - mean) ** 2 for d in deltas) / (len(deltas) - 1)) ** 0.5
+    standard_error = spread / len(deltas) ** 0.5
+    assert abs(mean - -30.0) < 3 * standard_error + 0.5
+    assert sum(majority) / len(majority) < -38  # what the majority outcomes would have said
+
+
+def test_repeats_1_keeps_the_pass_rate_of_outcomes(tmp_path: Path) -> None:
+    base = write_report(tmp_path, "b", [case(f"c{i}", "pass") for i in range(10)])
+    head_rows = [case(f"c{i}", "fail" if i < 2 else "pass") for i in range(10)]
+    head = write_report(tmp_path, "h", head_rows)
+    c = compare(read_report(base), read_report(head), Policy())
+    assert (c.base_pass_rate, c.head_pass_rate, c.delta_points) == (100.0, 80.0, -20.0)
+    assert c.regressions == ["c0", "c1"]
+    assert c.statistics is not None and c.statistics.ci_method.startswith("Newcombe")
+
+
+def test_regressions_with_repeats_are_fractions_that_fell_by_half(tmp_path: Path) -> None:
+    base = [repeated("fell", ["pass"] * 3), repeated("slipped", ["pass", "pass", "fail"])]
+    head = [
+        repeated("fell", ["pass", "fail", "fail"]),
+        repeated("slipped", ["pass", "fail", "fail"]),
+    ]
+    base += [repeated("rose", ["fail", "fail", "pass"])]
+    head += [repeated("rose", ["pass", "pass", "pass"])]
+    c = compare(
+        read_report(write_report(tmp_path, "b", base, repeats=3)),
+        read_report(write_report(tmp_path, "h", head, repeats=3)),
+        Policy(),
+    )
+    assert c.regressions == ["fell"] and c.fixes == ["rose"]
+    assert "slipped" in c.flaky and "slipped" not in c.regressions  # 2/3 -> 1/3 is noise
+    fell = c.cases["fell"]
+    assert (fell.base_passes, fell.base_repeats, fell.head_passes) == (3, 3, 1)
+    expected = 100 * ((1 / 3 - 1) + (1 / 3 - 2 / 3) + (1 - 1 / 3)) / 3
+    assert c.delta_points == pytest.approx(expected, abs=0.01)
+
+
+def _run_plan(plan: Plan, base: tuple[bool, ...], head: tuple[bool, ...], end: int) -> tuple:
+    """Where a case ends under `plan` when the flow stops after round `end` (or earlier, when
+    no case continues): its runs and whether its own rule stopped it."""
+    marks = boundaries(plan, plan.max_repeats)
+    for j, runs in enumerate(marks):
+        last = j == len(marks) - 1
+        if not continues(plan, sum(base[:runs]), sum(head[:runs]), runs, j) or last:
+            return runs, True
+        if j == end:
+            return runs, False
+    raise AssertionError
+
+
+@pytest.mark.parametrize("end", [0, 1, 2, 99])
+@pytest.mark.parametrize("p_base,p_head", [(0.97, 0.97), (0.97, 0.5), (0.5, 0.5), (0.05, 0.3)])
+def test_adaptive_estimate_is_exactly_unbiased(end: int, p_base: float, p_head: float) -> None:
+    """Every outcome sequence enumerated with its probability: E[estimate] = p, exactly, for a
+    plan that spends runs on uncertain cases; the plain fraction of the same runs is biased."""
+    plan = Plan(first=2, uniform=1, step=2, max_repeats=7, minority=0.2)
+    n = plan.max_repeats
+    expected = [0.0, 0.0]
+    naive = [0.0, 0.0]
+    for base in itertools.product((True, False), repeat=n):
+        weight_b = p_base ** sum(base) * (1 - p_base) ** (n - sum(base))
+        for head in itertools.product((True, False), repeat=n):
+            weight = weight_b * p_head ** sum(head) * (1 - p_head) ** (n - sum(head))
+            runs, by_rule = _run_plan(plan, base, head, end)
+            b, h = list(base[:runs]), list(head[:runs])
+            expected[0] += weight * unbiased_fraction(plan, b, h, stopped_by_rule=by_rule)
+            expected[1] += weight * unbiased_fraction(plan, h, b, stopped_by_rule=by_rule)
+            naive[0] += weight * sum(b) / runs
+            naive[1] += weight * sum(h) / runs
+    assert expected == pytest.approx([p_base, p_head], abs=1e-9)
+    if end >= 2 and (p_base, p_head) == (0.97, 0.5):  # rounds that choose
+        assert abs(naive[0] - p_base) > 0.005 or abs(naive[1] - p_head) > 0.005
+
+
+def test_adaptive_estimate_follows_the_plan() -> None:
+    plan = Plan(first=2, uniform=0, step=2, max_repeats=6, minority=0.1)
+    # a case extended only because its first two runs held a failure: 5 of 6 passes
+    runs = [False, True, True, True, True, True]
+    assert unbiased_fraction(plan, runs, [True] * 6, stopped_by_rule=False) == pytest.approx(0.5)
+    assert unbiased_fraction(plan, [True, True], [True, True], stopped_by_rule=True) == 1.0
+    with pytest.raises(ValueError, match="would have continued"):
+        unbiased_fraction(plan, [True, False], [True, False], stopped_by_rule=True)
+    with pytest.raises(ValueError, match="do not end a round"):
+        unbiased_fraction(plan, [True] * 3, [True] * 3, stopped_by_rule=False)
