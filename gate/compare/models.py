@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
 from gate.compare.system import SystemDiff
@@ -153,6 +154,7 @@ class Comparison(BaseModel):
     ci_high_points: float | None = None
     significant: bool = False
     statistics: Significance | None = None
+    power: Power | None = Field(None, description="what the suite can resolve")
     tasks: list[TaskDelta] = Field(default_factory=list)
     base: SideTotals = Field(default_factory=SideTotals)
     head: SideTotals = Field(default_factory=SideTotals)

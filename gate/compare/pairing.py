@@ -19,9 +19,9 @@ from gate.compare.models import (
     SideUsage,
     TaskDelta,
 )
-from gate.compare.rubric import compare_rubric
+from gate.compare.power import resolution
 from gate.compare.stats import PairedCounts, paired_counts, significance
-from gate.compare.verdict import decide
+from gate.compare.verdict import decide, resolution_findings
 from gate.inputs.policy import SEVERITY_ORDER, Policy
 from gate.report.models import (
     CaseResult,
@@ -377,6 +377,13 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     else:
         base_rate, head_rate = rate(table.base_passed, table.n), rate(table.head_passed, table.n)
         delta = points(table.head_passed, table.base_passed, table.n)
+    diffs = (
+        [h - b for b, h in fractions]
+        if fractions
+        else [float(h.passed) - float(b.passed) for b, h in pairs]
+    )
+    runs = sum(b.repeats + h.repeats for b, h in pairs) / (2 * len(pairs)) if pairs else 0.0
+    power = resolution(diffs, policy.alpha, runs)
     base_totals = totals(base.results, base.meta.repeats)
     head_totals = totals(head.results, head.meta.repeats)
     verdict, findings = decide(
@@ -386,7 +393,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         findings += _report_findings(base, head, len(added), len(removed))
     return Comparison(
         verdict=verdict,
-        findings=findings,
+        findings=findings + resolution_findings(power, policy),
         suite=head.meta.suite or base.meta.suite or "default",
         policy=policy,
         base_pass_rate=base_rate,
@@ -398,6 +405,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         ci_high_points=stats.ci_high_points,
         significant=stats.significant,
         statistics=stats,
+        power=power,
         tasks=task_deltas(pairs, added, removed, lists, estimates),
         base=base_totals,
         head=head_totals,

@@ -7,6 +7,7 @@ Pure and wordless: each rule that fired, or held, is a `Finding` with its number
 from __future__ import annotations
 
 from gate.compare.models import CaseChange, Finding, SideTotals, Verdict
+from gate.compare.power import Power
 from gate.compare.stats import Significance
 from gate.inputs.policy import Policy
 
@@ -99,3 +100,22 @@ def decide(
         else Finding(kind="within_threshold", outcome="pass", value=delta, limit=policy.threshold)
     )
     return "pass", [held, Finding(kind="no_blocker_fails", outcome="pass"), *notes]
+
+
+def resolution_findings(power: Power | None, policy: Policy) -> list[Finding]:
+    """A note when the threshold is finer than the suite can resolve: below one case's weight
+    (one case decides) or below the smallest drop caught with 80% power."""
+    if power is None or policy.threshold >= power.mde_points:
+        return []
+    kind = "coarse_suite" if policy.threshold < power.case_weight_points else "underpowered"
+    return [
+        Finding(
+            kind=kind,
+            outcome="note",
+            n=power.n,
+            value=power.mde_points,
+            limit=policy.threshold,
+            alpha=power.alpha,
+            count=round(power.case_weight_points * 100),  # hundredths of a point
+        )
+    ]

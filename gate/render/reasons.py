@@ -85,6 +85,16 @@ WORDS: dict[str, Callable[[Finding], str]] = {
     ),
     "within_threshold": _within,
     "no_blocker_fails": lambda f: "no blocking case fails on head",
+    "coarse_suite": lambda f: (
+        f"this suite cannot enforce a {f.limit:g}-point threshold: with {f.n} cases one case "
+        f"is {(f.count or 0) / 100:.1f} points, so a single regression decides, and the "
+        f"smallest drop it would catch with 80% power is {_fmt(f.value)} points"
+    ),
+    "underpowered": lambda f: (
+        f"the threshold of {f.limit:g} points is below what this suite can resolve: the "
+        f"smallest drop it would catch with 80% power (α {f.alpha:g}) is {_fmt(f.value)} "
+        "points; more cases or repeats narrow it"
+    ),
     "other_suite": lambda f: (
         f"the base report is of suite {f.names[0]!r}, the head's of {f.names[1]!r}"
     ),
