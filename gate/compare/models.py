@@ -38,6 +38,10 @@ class Finding(BaseModel):
     p_value: float | None = None
     alpha: float | None = None
     names: list[str] = Field(default_factory=list, description="e.g. the two suites' names")
+    runs: dict[str, list[int]] = Field(
+        default_factory=dict,
+        description="with repeats: id -> [base passes, base runs, head passes, head runs]",
+    )
 
 
 class CaseChange(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gate.compare.budgets import budget_findings
 from gate.compare.estimates import pair_fractions, plain_fraction, plan_of
 from gate.compare.models import (
     EXCERPT_CHARS,
@@ -20,6 +21,7 @@ from gate.compare.models import (
     TaskDelta,
 )
 from gate.compare.power import resolution
+from gate.compare.rubric import compare_rubric
 from gate.compare.stats import PairedCounts, paired_counts, significance
 from gate.compare.verdict import decide, resolution_findings
 from gate.inputs.policy import SEVERITY_ORDER, Policy
@@ -386,8 +388,10 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     power = resolution(diffs, policy.alpha, runs)
     base_totals = totals(base.results, base.meta.repeats)
     head_totals = totals(head.results, head.meta.repeats)
+    base_usage, head_usage = usage(b for b, _ in pairs), usage(h for _, h in pairs)
+    budgets = budget_findings(base_usage, head_usage, policy.budgets) if pairs else []
     verdict, findings = decide(
-        base_totals, head_totals, delta, stats, lists, changes, policy, baseline=baseline
+        base_totals, head_totals, delta, stats, lists, changes, policy, budgets, baseline=baseline
     )
     if baseline:
         findings += _report_findings(base, head, len(added), len(removed))
@@ -409,8 +413,8 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         tasks=task_deltas(pairs, added, removed, lists, estimates),
         base=base_totals,
         head=head_totals,
-        base_usage=usage(b for b, _ in pairs),
-        head_usage=usage(h for _, h in pairs),
+        base_usage=base_usage,
+        head_usage=head_usage,
         cases=changes,
         base_meta=base.meta if baseline else None,
         head_meta=head.meta,

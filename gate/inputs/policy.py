@@ -17,6 +17,22 @@ SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 SEVERITY_ORDER: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 
+class Budgets(BaseModel):
+    """The largest allowed increase, in percent of the base, over the cases both sides ran."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cost_pct: float | None = Field(None, ge=0, description="Cost (USD) may rise this many percent")
+    tokens_pct: float | None = Field(None, ge=0, description="Total tokens may rise this much")
+    latency_p95_pct: float | None = Field(
+        None, ge=0, description="p95 latency of the system calls may rise this much"
+    )
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in (self.cost_pct, self.tokens_pct, self.latency_p95_pct))
+
+
 class PolicyKeys(BaseModel):
     """The policy's keys and defaults, as `gate.yml` spells them."""
 
@@ -33,6 +49,15 @@ class PolicyKeys(BaseModel):
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of that rule and the CI")
     max_error_rate: float = Field(
         5.0, ge=0, le=100, description="Percent of errors per side above which the verdict is error"
+    )
+    blockers: Literal["any", "new"] = Field(
+        "any",
+        description="any: every blocking case failing on head blocks; new: only one that passed "
+        "every run on base (or is new)",
+    )
+    budgets: Budgets = Field(
+        default_factory=Budgets,
+        description="Cost, token and latency increases that fail the PR (none by default)",
     )
 
 

@@ -30,14 +30,52 @@ def _p(f: Finding) -> str:
     return "n/a" if f.p_value is None else f"{f.p_value:.3g}"
 
 
+def _blocker_state(f: Finding, i: str, new: set[str]) -> str:
+    runs = f.runs.get(i)
+    if runs is None:
+        return "new" if i in new else "already failing on base"
+    base_passes, base_runs, head_passes, head_runs = runs
+    flaky = 0 < head_passes < head_runs or 0 < base_passes < base_runs
+    where = (
+        "passed every run on base"
+        if base_runs and base_passes == base_runs
+        else "failed on base too"
+        if base_runs
+        else "new"
+    )
+    return (
+        f"{'flaky, ' if flaky else ''}runs passed {base_passes}/{base_runs} on base → "
+        f"{head_passes}/{head_runs} on head; {where}"
+    )
+
+
 def _blockers(f: Finding) -> str:
     new = set(f.new_ids)
-    shown = ", ".join(
-        f"{i} ({'new' if i in new else 'already failing on base'})" for i in f.ids[:SHOWN_IDS]
-    )
+    shown = ", ".join(f"{i} ({_blocker_state(f, i, new)})" for i in f.ids[:SHOWN_IDS])
     more = f" and {len(f.ids) - SHOWN_IDS} more" if len(f.ids) > SHOWN_IDS else ""
     noun = "case does" if len(f.ids) == 1 else "cases do"
     return f"{len(f.ids)} blocking {noun} not pass on head: {shown}{more}"
+
+
+def _old_blockers(f: Finding) -> str:
+    shown = ", ".join(f"{i} ({_blocker_state(f, i, set())})" for i in f.ids[:SHOWN_IDS])
+    more = f" and {len(f.ids) - SHOWN_IDS} more" if len(f.ids) > SHOWN_IDS else ""
+    noun = "case fails" if len(f.ids) == 1 else "cases fail"
+    return (
+        f"{len(f.ids)} blocking {noun} on head but did not pass every run on base, so with "
+        f"`blockers: new` {'it does' if len(f.ids) == 1 else 'they do'} not block: {shown}{more}"
+    )
+
+
+BUDGET_NAMES = {"cost": "cost", "tokens": "total tokens", "latency_p95": "p95 latency"}
+
+
+def _budget(f: Finding) -> str:
+    name = BUDGET_NAMES.get(f.names[0], f.names[0]) if f.names else "usage"
+    return (
+        f"{name} rose {_fmt(f.value)}% over the cases both sides ran, more than the budget of "
+        f"{f.limit:g}% (`budgets.{f.names[0] if f.names else ''}_pct`)"
+    )
 
 
 def _within(f: Finding) -> str:
@@ -82,6 +120,16 @@ WORDS: dict[str, Callable[[Finding], str]] = {
     ),
     "head_policy_applies": lambda f: (
         "the base has no gate.yml, so the head's policy judges this PR"
+    ),
+    "old_blockers": _old_blockers,
+    "budget": _budget,
+    "budget_from_zero": lambda f: (
+        f"{BUDGET_NAMES.get(f.names[0], f.names[0])} was 0 on base and is not on head, "
+        "which no percentage budget allows"
+    ),
+    "budget_unmeasured": lambda f: (
+        f"the {BUDGET_NAMES.get(f.names[0], f.names[0])} budget was not checked: a side did "
+        f"not report its {BUDGET_NAMES.get(f.names[0], f.names[0])} (e.g. no price for the model)"
     ),
     "within_threshold": _within,
     "no_blocker_fails": lambda f: "no blocking case fails on head",

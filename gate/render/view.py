@@ -14,6 +14,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
+from gate.compare.budgets import cost_change_shown
 from gate.compare.models import CaseChange, Comparison, SideUsage
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
@@ -180,6 +181,9 @@ def headline_parts(c: Comparison) -> list[Md]:
         parts.append(Md(f"{len(c.needs_review):,} to review"))
     if c.flaky:
         parts.append(Md(f"{len(c.flaky):,} flaky"))
+    cost = cost_change_shown(c.base_usage, c.head_usage, c.policy.budgets) if c.paired else None
+    if cost is not None:
+        parts.append(Md(f"cost {values.pts(cost, 0)}%"))
     return parts
 
 

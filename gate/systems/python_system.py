@@ -7,6 +7,7 @@ process; within a process, a module of the same name loaded from another root is
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -75,19 +76,30 @@ def import_target(target: str, root: Path) -> tuple[Any, Path | None]:
     return func, Path(origin) if origin else None
 
 
+def _takes_repeat(func: Any) -> bool:
+    """Whether the function has a `repeat` parameter: it is then told which run of the case
+    each call is (0, 1, ...), e.g. to seed a sampler reproducibly."""
+    try:
+        return "repeat" in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class PythonFunctionSystem:
     kind = "python"
 
     def __init__(self, config: PythonSystem, env: SystemEnv) -> None:
         self.config = config
         self._func, self._file = import_target(config.target, env.root)
+        self._takes_repeat = _takes_repeat(self._func)
         # Calls run on a pool so that a hung function costs a timeout, not the run.
         self._pool = ThreadPoolExecutor(
             max_workers=max(env.concurrency, 1), thread_name_prefix="gate-python"
         )
 
     def call(self, request: SystemRequest) -> SystemOutput:
-        future = self._pool.submit(self._func, dict(request.input))
+        args = {"repeat": request.repeat} if self._takes_repeat else {}
+        future = self._pool.submit(self._func, dict(request.input), **args)
         try:
             value = future.result(timeout=request.timeout_s)
         except FutureTimeout:

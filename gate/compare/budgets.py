@@ -1,0 +1,62 @@
+"""Cost budgets: a PR that buys a little accuracy with a lot of spend can still be a loss.
+
+Pure. Each budget is the largest allowed increase, in percent of the base, of the cases both
+sides ran (every call counted, as in the usage table); a breach is a failing `Finding`.
+"""
+
+from __future__ import annotations
+
+from gate.compare.models import Finding, SideUsage
+from gate.inputs.policy import Budgets
+
+NOTABLE_COST_CHANGE_PCT = 10.0  # the headline shows a cost change beyond this without a budget
+
+
+def increase_pct(base: float | None, head: float | None) -> float | None:
+    """head over base in percent (+25.0 for 1.25x); None when either is unknown or base is 0."""
+    if base is None or head is None or base <= 0:
+        return None
+    return 100.0 * (head - base) / base
+
+
+def _metrics(base: SideUsage, head: SideUsage) -> dict[str, tuple[float | None, float | None]]:
+    return {
+        "cost": (base.cost_usd, head.cost_usd),
+        "tokens": (float(base.tokens_total), float(head.tokens_total)),
+        "latency_p95": (base.latency_p95_ms, head.latency_p95_ms),
+    }
+
+
+def budget_findings(base: SideUsage, head: SideUsage, budgets: Budgets) -> list[Finding]:
+    """A failing finding per exceeded budget; a note for a budget that cannot be measured."""
+    found = []
+    values = _metrics(base, head)
+    for name, limit in (
+        ("cost", budgets.cost_pct),
+        ("tokens", budgets.tokens_pct),
+        ("latency_p95", budgets.latency_p95_pct),
+    ):
+        if limit is None:
+            continue
+        before, after = values[name]
+        if before is None or after is None:
+            found.append(Finding(kind="budget_unmeasured", outcome="note", names=[name]))
+            continue
+        if before <= 0:
+            if after > 0:
+                found.append(Finding(kind="budget_from_zero", outcome="fail", names=[name]))
+            continue
+        rise = 100.0 * (after - before) / before
+        if rise > limit + 1e-9:
+            found.append(
+                Finding(kind="budget", outcome="fail", names=[name], value=rise, limit=limit)
+            )
+    return found
+
+
+def cost_change_shown(base: SideUsage, head: SideUsage, budgets: Budgets) -> float | None:
+    """The cost change the headline shows: whenever a budget is set or it exceeds 10%."""
+    change = increase_pct(base.cost_usd, head.cost_usd)
+    if change is None:
+        return None
+    return change if budgets.any or abs(change) > NOTABLE_COST_CHANGE_PCT else None
