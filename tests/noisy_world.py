@@ -99,10 +99,15 @@ def commit(root: Path, message: str) -> None:
     git(root, "commit", "-qm", message)
 
 
-def gate(*args: str, cwd: Path, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    env.update({"PYTHONPATH": str(REPO_ROOT), "GATE_CACHE_DIR": str(cache or cwd.parent / "cache")})
+def gate(
+    *args: str, cwd: Path, cache: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    full.update(
+        {"PYTHONPATH": str(REPO_ROOT), "GATE_CACHE_DIR": str(cache or cwd.parent / "cache")}
+    )
+    full.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "gate", *args], cwd=cwd, env=full, capture_output=True, text=True,
         timeout=600, check=False,
     )  # fmt: skip

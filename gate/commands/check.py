@@ -54,6 +54,11 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="also write the comment as an HTML page, rendered by GitHub's Markdown engine",
     )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="draw fresh answers: ignore and do not write the response cache (rerun a noise fail)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -92,6 +97,7 @@ def handle(args: argparse.Namespace) -> int:
         Path(args.out),
         threshold=args.threshold,
         heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
+        use_cache=not args.no_cache,
     )
     shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:

@@ -67,6 +67,7 @@ class FlowRequest:
     head_sha: str | None  # None: the working tree (gate check)
     out_dir: Path
     fetch: bool = False
+    use_cache: bool = True  # False: fresh answers, the response cache neither read nor written
     threshold: float | None = None
     block_severities: list[str] | None = None
     repository: str | None = None
@@ -241,7 +242,8 @@ def _run_suite(
     names = " and ".join(s.name for s in sides) + ("" if plan.baseline else " (a new suite)")
     what = f"shard {shard} of {names}" if shard else names
     print(f"[gate] suite {plan.name}: running {what}", file=request.stream, flush=True)
-    run_sides(sides, request.config.path, plan.name, env, request.stream, shard=shard)
+    extra = () if request.use_cache else ("--no-cache",)
+    run_sides(sides, request.config.path, plan.name, env, request.stream, shard=shard, extra=extra)
     return SuiteRun(tuple(s.status(shard) for s in sides), {s.name: s.report for s in sides})
 
 
@@ -290,6 +292,7 @@ def run_check(
     stream: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     heldout_detail: Path | None = None,
+    use_cache: bool = True,
 ) -> list[SuiteOutcome]:
     """The PR flow on a local repository: the working tree against `base_ref` (default: the
     remote's default branch). Nothing is fetched or posted."""
@@ -304,6 +307,7 @@ def run_check(
             base_sha=base_sha,
             head_sha=None,
             out_dir=out_dir,
+            use_cache=use_cache,
             threshold=threshold,
             block_severities=block_severities,
             display_head_sha=git_repo.head_sha(),

@@ -117,9 +117,10 @@ def run_sides(
     out: TextIO,
     *,
     shard: Shard | None = None,
+    extra: Sequence[str] = (),
 ) -> None:
-    """`gate run` for each side at once (only `shard` of the suite when given); a fatal failure
-    of one stops the others."""
+    """`gate run` for each side at once (only `shard` of the suite when given, with `extra`
+    arguments); a fatal failure of one stops the others."""
     lock = threading.Lock()
     procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
     try:
@@ -128,7 +129,7 @@ def run_sides(
                 sys.executable, "-P", "-m", "gate", "run", "-c", str(config), "--suite", suite,
                 "--root", str(side.root), "--out", str(side.report.parent),
                 "--label", side.report.stem, *(["--shard", str(shard)] if shard else []),
-                *side.args,
+                *side.args, *extra,
             ]  # fmt: skip
             proc = subprocess.Popen(
                 argv,

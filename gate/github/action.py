@@ -138,6 +138,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             head_sha=head,
             out_dir=env.workspace / REPORTS_DIR,
             fetch=True,
+            use_cache=not inputs.no_cache,
             threshold=inputs.threshold,
             block_severities=list(inputs.block_severities) if inputs.block_severities else None,
             repository=env.repository,

@@ -37,6 +37,7 @@ class ActionInputs(BaseModel):
     base_ref: str | None = None
     comment: CommentMode = "on-change"
     fail_on_regression: bool = True
+    no_cache: bool = Field(False, description="draw fresh answers: no response cache")
     mode: ActionMode = "full"
     shard: Shard | None = Field(None, description="mode shard: which shard this job runs")
     shard_reports: str = Field(
@@ -158,6 +159,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         base_ref=_input(environ, "base-ref"),
         comment=comment,  # type: ignore[arg-type]
         fail_on_regression=_bool("fail-on-regression", _input(environ, "fail-on-regression"), True),
+        no_cache=_bool("no-cache", _input(environ, "no-cache"), False),
         mode=mode,
         shard=_shard(_input(environ, "shard"), mode),
         shard_reports=_input(environ, "shard-reports") or "eval-gate-shards",

@@ -1,0 +1,87 @@
+"""Reruns: the response cache replays the same answers, so a rerun cannot clear a noise fail;
+`gate check --no-cache` (the Action's `no-cache` input) draws fresh ones."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from noisy_world import commit, gate
+from servers.git_http import git
+from servers.model_server import ChatRequest, ModelServer
+
+from gate.github.inputs import read_inputs
+
+
+@pytest.fixture
+def coin_server() -> Iterator[ModelServer]:
+    """A model that answers yes or no at random, afresh for every request."""
+    rng, lock = random.Random(11), threading.Lock()
+
+    def coin(request: ChatRequest) -> str:
+        with lock:
+            return "yes" if rng.random() < 0.5 else "no"
+
+    with ModelServer(responder=coin) as server:
+        yield server
+
+
+def _repo(root: Path, server: ModelServer) -> Path:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    system = {
+        "kind": "openai",
+        "model_config": "config/model.yaml",
+        "prompt": "prompts/ask.j2",
+        "base_url": server.openai_base_url,
+        "api_key_env": "COIN_KEY",
+    }
+    config = {
+        "watch": ["config/**"],
+        "suites": [{"name": "coin", "cases": "cases.jsonl", "system": system}],
+    }
+    (root / "gate.yml").write_text(json.dumps(config))
+    (root / "config").mkdir()
+    (root / "config/model.yaml").write_text("model: coin-1\ntemperature: 1\n")
+    (root / "prompts").mkdir()
+    (root / "prompts/ask.j2").write_text("{{ q }}\n")
+    rows = [
+        {"id": f"c{i}", "input": {"q": f"question {i}"}, "expect": {"must_include": ["yes"]}}
+        for i in range(20)
+    ]
+    (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    commit(root, "base")
+    (root / "config/model.yaml").write_text("model: coin-1\ntemperature: 1\n# reworded comment\n")
+    commit(root, "a PR that changes nothing the model sees")
+    return root
+
+
+def _outputs(repo: Path) -> list[str]:
+    lines = (repo / "reports/coin/head.jsonl").read_text().splitlines()[1:]
+    return [json.loads(line)["output"] for line in lines]
+
+
+def test_no_cache_draws_fresh_answers(tmp_path: Path, coin_server: ModelServer) -> None:
+    repo = _repo(tmp_path / "repo", coin_server)
+    env = {"COIN_KEY": "k"}
+    first = gate("check", "--base", "HEAD~1", cwd=repo, env=env)
+    assert first.returncode in (0, 1), first.stderr
+    answers, calls = _outputs(repo), coin_server.requests
+    again = gate("check", "--base", "HEAD~1", cwd=repo, env=env)
+    assert (again.returncode, _outputs(repo)) == (first.returncode, answers)  # replayed
+    assert coin_server.requests == calls  # nothing asked again
+    fresh = gate("check", "--base", "HEAD~1", "--no-cache", cwd=repo, env=env)
+    assert fresh.returncode in (0, 1), fresh.stderr
+    assert coin_server.requests == calls + 40  # both sides asked every case again
+    assert _outputs(repo) != answers
+
+
+def test_the_action_input_no_cache() -> None:
+    assert read_inputs({"INPUT_NO-CACHE": "true"}).no_cache
+    assert not read_inputs({}).no_cache
+    with pytest.raises(Exception, match="no-cache"):
+        read_inputs({"INPUT_NO-CACHE": "maybe"})
