@@ -22,11 +22,12 @@ SPEC_INPUTS = {
 }  # fmt: skip
 SPEC_OUTPUTS = {"verdict", "base-pass-rate", "head-pass-rate", "delta", "regressions", "report"}
 SHARDING_INPUTS = {"mode", "shard", "shard-reports"}  # issue 7: matrix jobs (docs/action.md)
+RERUN_INPUTS = {"no-cache"}  # fresh answers for a rerun (docs/action.md)
 
 
 def test_action_yml_declares_the_contract() -> None:
     assert ACTION["runs"] == {"using": "docker", "image": "Dockerfile"}
-    assert set(ACTION["inputs"]) == SPEC_INPUTS | SHARDING_INPUTS
+    assert set(ACTION["inputs"]) == SPEC_INPUTS | SHARDING_INPUTS | RERUN_INPUTS
     assert set(ACTION["outputs"]) == SPEC_OUTPUTS
     assert all(not spec.get("required", False) for spec in ACTION["inputs"].values())
     assert ACTION["inputs"]["github-token"]["default"] == "${{ github.token }}"
@@ -45,7 +46,7 @@ def test_action_yml_defaults_are_the_codes_defaults() -> None:
 
 def test_every_input_is_read_by_the_code() -> None:
     fields = {name.replace("_", "-") for name in ActionInputs.model_fields}
-    assert fields == SPEC_INPUTS | SHARDING_INPUTS
+    assert fields == SPEC_INPUTS | SHARDING_INPUTS | RERUN_INPUTS
 
 
 def test_dockerfile_is_hadolint_clean() -> None:
