@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from compare_fixtures import case, repeated, write_report
 
-from gate.compare.estimates import Plan, boundaries, continues, unbiased_fraction
+from gate.compare.estimates import unbiased_fraction
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
+from gate.report.plan import Plan, boundaries, continues
 
 
 def _rows(rng: random.Random, probs: list[float], repeats: int) -> list[dict]:

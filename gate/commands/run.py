@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gate.errors import InputError
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
 from gate.report.models import JudgeUsage, Summary
@@ -29,6 +30,17 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--record", metavar="FILE", help="also write the outputs as a replay file")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N (see `gate merge`)")
+    p.add_argument(
+        "--cases-from",
+        metavar="FILE",
+        help="with --append: the ids (one a line) of the cases to run again",
+    )
+    p.add_argument(
+        "--append",
+        action="store_true",
+        help="add --repeats more runs of the --cases-from cases to the existing report OUT/LABEL "
+        "(run k of a case is its own call, and its own cached answer)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument(
         "--system-config",
@@ -79,6 +91,8 @@ def handle(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
     own = load_config(args.system_config) if args.system_config else None
     shard = Shard.parse(args.shard) if args.shard else None
+    if args.append != bool(args.cases_from):
+        raise InputError("--append and --cases-from go together", key="--append")
     names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
     if args.suite:
         loaded.config.suite(args.suite)
@@ -96,6 +110,8 @@ def handle(args: argparse.Namespace) -> int:
             shard=shard,
             repeats=args.repeats,
             concurrency=args.concurrency,
+            cases_from=Path(args.cases_from) if args.cases_from else None,
+            append=args.append,
             show_progress=not args.quiet,
             system_config=own,
             heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,

@@ -20,62 +20,15 @@ process stopped is taken as given (see docs/comment.md, "repeats: auto").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from math import comb
+from statistics import NormalDist
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gate.errors import InputError
 from gate.report.models import CaseResult
-
-
-class Plan(BaseModel):
-    """How `repeats: auto` spends calls; recorded in the reports so the estimate can follow it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    first: int = Field(2, ge=1, description="runs of every case on both sides in round 0")
-    uniform: int = Field(1, ge=0, description="rounds after round 0 that add one run to every case")
-    step: int = Field(2, ge=1, description="runs added to each uncertain case in later rounds")
-    max_repeats: int = Field(10, ge=1, description="most runs of one case on one side")
-    minority: float = Field(
-        0.2, ge=0, le=0.5, description="a case continues while its rarer outcome is this share"
-    )
-    rounds: int = Field(0, ge=0, description="rounds run after round 0 (filled in by the flow)")
-    stop: str = Field("", description="why the flow stopped spending calls")
-
-    def size(self, round_index: int) -> int:
-        """Runs added to a case that takes part in round `round_index`."""
-        if round_index == 0:
-            return self.first
-        return 1 if round_index <= self.uniform else self.step
-
-
-def continues(plan: Plan, own: int, other: int, runs: int, round_index: int) -> bool:
-    """The per-case rule: after round `round_index`, with `runs` runs on each side and `own` and
-    `other` passes, does the case get more? In the uniform rounds every case does; later, a case
-    does while its outcome is uncertain: its rarer outcome, over both sides, is at least
-    `minority` of its runs (a case that differs between the sides is such a case)."""
-    if runs >= plan.max_repeats:
-        return False
-    if round_index < plan.uniform:
-        return True
-    total, passed = 2 * runs, own + other
-    rare = min(passed, total - passed)
-    if rare == 0:
-        return False
-    return rare >= plan.minority * total
-
-
-def boundaries(plan: Plan, runs: int) -> list[int]:
-    """A case's run counts at the end of each round it took part in, up to `runs`."""
-    marks = [min(plan.first, plan.max_repeats)]
-    while marks[-1] < runs:
-        marks.append(min(marks[-1] + plan.size(len(marks)), plan.max_repeats))
-    if marks[-1] != runs:
-        raise ValueError(f"{runs} runs do not end a round of this plan")
-    return marks
+from gate.report.plan import Plan, boundaries, continues
 
 
 def unbiased_fraction(
@@ -146,3 +99,24 @@ def pair_fractions(plan: Plan | None, base: CaseResult, head: CaseResult) -> tup
 
 def plain_fraction(result: CaseResult) -> float:
     return result.pass_fraction if result.repeats > 1 else float(result.passed)
+
+
+def delta_interval(diffs: Sequence[float], alpha: float) -> tuple[float, float, float] | None:
+    """The mean of per-case differences and its normal interval at 1 - alpha, in points: what
+    `repeats: auto` checks after each round (the case-level standard error of Miller 2024)."""
+    n = len(diffs)
+    if n < 2:
+        return None
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    half = NormalDist().inv_cdf(1 - alpha / 2) * sd / math.sqrt(n)
+    return 100 * mean, 100 * (mean - half), 100 * (mean + half)
+
+
+def decision_clear(interval: tuple[float, float, float] | None, threshold: float) -> bool:
+    """The threshold rule's outcome is settled: the interval lies wholly on one side of
+    -threshold (or there is nothing to decide)."""
+    if interval is None:
+        return True
+    _, low, high = interval
+    return low > -threshold or high < -threshold

@@ -244,6 +244,14 @@ def _run_suite(
     print(f"[gate] suite {plan.name}: running {what}", file=request.stream, flush=True)
     extra = () if request.use_cache else ("--no-cache",)
     run_sides(sides, request.config.path, plan.name, env, request.stream, shard=shard, extra=extra)
+    auto = request.config.config.repeats == "auto" and len(sides) == 2
+    if auto and not any(s.returncode for s in sides):
+        from gate.flow.adaptive import spend
+
+        spend(
+            request.config.config, request.config.path, plan.name, sides, env, request.stream,
+            request_policy(request, baseline), shard=shard, extra=extra,
+        )  # fmt: skip
     return SuiteRun(tuple(s.status(shard) for s in sides), {s.name: s.report for s in sides})
 
 

@@ -161,7 +161,20 @@ class GateConfig(PolicyKeys):
     """`gate.yml`: the policy's keys at the top level, then what runs and how."""
 
     watch: list[str] = Field(default_factory=list, description="Globs; a PR touching none skips")
-    repeats: int = Field(1, ge=1, le=100)
+    repeats: Annotated[int, Field(ge=1, le=100)] | Literal["auto"] = Field(
+        1,
+        description="Runs per case and side; auto: the gate decides, in rounds, and stops when "
+        "the decision is clear (see max_repeats, max_calls)",
+    )
+    max_repeats: int = Field(
+        10, ge=3, le=100, description="repeats: auto: most runs of one case on one side"
+    )
+    max_calls: int | None = Field(
+        None,
+        ge=1,
+        description="repeats: auto: most calls of the system per side and suite "
+        "(default 5 per case)",
+    )
     concurrency: int = Field(8, ge=1, le=512)
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")
     suites: list[SuiteConfig] = Field(min_length=1)
@@ -172,6 +185,16 @@ class GateConfig(PolicyKeys):
     templates: str | None = Field(
         None, description="Folder of jinja2 templates extending or replacing the PR comment's"
     )
+
+    @field_validator("repeats", mode="wrap")
+    @classmethod
+    def _repeats(cls, value: Any, handler: Any) -> int | str:
+        """A number of runs or `auto`; one message, at the key, for anything else."""
+        if value == "auto":
+            return "auto"
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100:
+            return value
+        raise ValueError(f"must be a number of runs from 1 to 100, or auto; got {value!r}")
 
     @model_validator(mode="before")
     @classmethod

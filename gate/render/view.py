@@ -339,10 +339,35 @@ def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
         {"label": Md("Gate"), "base": text(b.gate_version, 20), "head": text(h.gate_version, 20)},
         {
             "label": Md("Cases · repeats"),
-            "base": Md(f"{c.base.n:,} · {b.repeats}"),
-            "head": Md(f"{c.head.n:,} · {h.repeats}"),
+            "base": Md(f"{c.base.n:,} · {'auto' if b.auto else b.repeats}"),
+            "head": Md(f"{c.head.n:,} · {'auto' if h.auto else h.repeats}"),
         },
     ]
+
+
+AUTO_STOPS = {
+    "clear": "the decision was clear (the interval of the delta lies on one side of −threshold)",
+    "settled": "no case was uncertain any more",
+    "budget": "the call budget was reached",
+    "failed": "a side failed",
+    "": "after the first round",
+}
+
+
+def auto_line(c: Comparison) -> Md | None:
+    """repeats: auto: how many calls each side made, and why the gate stopped."""
+    metas = [m for m in (c.base_meta, c.head_meta) if m is not None and m.auto]
+    if len(metas) < 2:
+        return None
+    calls = [int(m.auto.get("calls") or 0) for m in metas if m.auto]
+    cases = max(c.head.n, 1)
+    rounds = int(metas[1].auto.get("rounds") or 0) if metas[1].auto else 0
+    stop = AUTO_STOPS.get(str(metas[1].auto.get("stop", "")) if metas[1].auto else "", "")
+    return Md(
+        f"repeats auto: base {calls[0]:,} calls, head {calls[1]:,} "
+        f"({(calls[0] + calls[1]) / (2 * cases):.1f} per case and side) in "
+        f"{1 + rounds} round{'s' if rounds else ''}; stopped: {stop}"
+    )
 
 
 def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
@@ -375,5 +400,6 @@ def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[
         "chart": chart(c, limits),
         "usage_rows": usage_rows(c),
         "meta_rows": meta_rows(c, ctx),
+        "auto_line": auto_line(c),
         "file_rows": file_rows(c),
     }

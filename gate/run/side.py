@@ -22,6 +22,7 @@ from gate.inputs.shard import Shard, select_shard
 from gate.providers.cache import default_cache_dir
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
+from gate.report.plan import Plan
 from gate.run.own_system import own_sandbox, own_suite
 from gate.run.preflight import pythonpath_problems, system_files_problems
 from gate.run.progress import Progress
@@ -43,6 +44,8 @@ class RunRequest:
     shard: Shard | None = None
     repeats: int | None = None
     concurrency: int | None = None
+    cases_from: Path | None = None  # extend: run only these cases, adding to the report
+    append: bool = False
     show_progress: bool = True
     environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     # The side's own gate.yml (the PR flow's base side): its system and SDK run, measured with
@@ -150,8 +153,9 @@ def build_meta(
         system_config_file=str(request.system_config.path) if request.system_config else None,
         files=hash_files(files, [root, request.loaded.base_dir]),
         system=system.describe(),
-        repeats=request.repeats or config.repeats,
+        repeats=run_repeats(request, config),
         concurrency=request.concurrency or config.concurrency,
+        auto=auto_plan(config).model_dump() if config.repeats == "auto" else None,
         n_cases=n,
         suite_size=suite_size,
         shard=str(request.shard) if request.shard else None,
@@ -177,15 +181,31 @@ def watched_files(root: Path, patterns: list[str], limit: int = 200) -> list[Pat
     return list(found)
 
 
+def auto_plan(config: GateConfig) -> Plan:
+    """The plan of `repeats: auto` under this config's budgets."""
+    return Plan(max_repeats=config.max_repeats)
+
+
+def run_repeats(request: RunRequest, config: GateConfig) -> int:
+    """Runs per case of this `gate run`: the override, the config's, or round 0 of auto."""
+    if request.repeats:
+        return request.repeats
+    return auto_plan(config).first if config.repeats == "auto" else config.repeats
+
+
 def run_side(request: RunRequest) -> Summary:
     config = request.loaded.config
     suite = config.suite(request.suite)
     cases = suite_cases(request.loaded, suite)
+    if request.append:
+        from gate.run.extend import extend_side
+
+        return extend_side(request, cases)
     selected = select_shard(list(enumerate(cases)), request.shard)
     env = system_env(request)
     options = RunOptions(
         concurrency=request.concurrency or config.concurrency,
-        repeats=request.repeats or config.repeats,
+        repeats=run_repeats(request, config),
         timeout_s=config.timeout_s,
     )
     with open_services(request, cases, env) as (system, ctx):

@@ -1,0 +1,166 @@
+"""`repeats: auto` in the PR flow: spend calls where the decision needs them, stop when clear.
+
+After round 0 (every case `first` times on both sides, the ordinary `gate run`), each round:
+1. estimate each paired case on both sides (`gate.compare.estimates`: unbiased although the
+   runs were allocated by the outcomes) and the interval of the delta;
+2. stop when the interval lies wholly on one side of -threshold (the verdict is clear);
+3. otherwise keep the cases whose outcome is still uncertain (`gate.report.plan.continues`),
+   stop when there are none, or when another round would pass the call budget;
+4. run more attempts of just those cases on both sides (`gate run --append --cases-from`),
+   in the same two processes as round 0, and go to 1.
+At the end both reports record the plan, the rounds, the calls and why it stopped, and each
+case whether its own rule or the flow's stop ended its runs: what the comparison needs to
+follow the plan. The response cache keys each attempt by its index, so an unchanged base
+replays its answers and only a changed head pays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from gate.compare.estimates import decision_clear, delta_interval, unbiased_fraction
+from gate.flow.sides import Side, run_sides
+from gate.inputs.config import GateConfig
+from gate.inputs.policy import Policy
+from gate.report.io import dump_line, read_report, write_report
+from gate.report.models import CaseResult, Report
+from gate.report.plan import Plan, continues
+from gate.run.shard import Shard
+from gate.run.side import auto_plan
+
+CALLS_PER_CASE = 5  # the default call budget per side: this many calls per case on average
+
+STOPS = {
+    "clear": "the decision was clear",
+    "settled": "no case was uncertain any more",
+    "budget": "the call budget was reached",
+    "failed": "a side failed",
+}
+
+
+def budget(config: GateConfig, cases: int) -> int:
+    return config.max_calls or CALLS_PER_CASE * cases
+
+
+def _paired(base: Report, head: Report) -> list[tuple[CaseResult, CaseResult]]:
+    by_id = {r.id: r for r in base.results}
+    return [(by_id[h.id], h) for h in head.results if h.id in by_id]
+
+
+def _diffs(
+    plan: Plan, pairs: Sequence[tuple[CaseResult, CaseResult]], active: set[str]
+) -> list[float]:
+    out = []
+    for b, h in pairs:
+        base_runs, head_runs = b.run_passes(), h.run_passes()
+        by_rule = h.id not in active  # still open: only the flow's stop would end it
+        out.append(
+            unbiased_fraction(plan, head_runs, base_runs, stopped_by_rule=by_rule)
+            - unbiased_fraction(plan, base_runs, head_runs, stopped_by_rule=by_rule)
+        )
+    return out
+
+
+def _calls(report: Report) -> int:
+    return sum(r.repeats for r in report.results)
+
+
+@dataclass
+class Round:
+    """The state of the rounds of one suite (or shard): which cases are still open."""
+
+    plan: Plan
+    limit: int
+    active: set[str]
+    rounds: int = 0
+    stop: str | None = None
+    interval: tuple[float, float, float] | None = None
+
+    def next(self, base: Report, head: Report, policy: Policy) -> tuple[list[str], int]:
+        """After a round: close the cases whose rule says so, then either stop (`stop` is set)
+        or name the cases of the next round and the runs each gets on both sides."""
+        plan, pairs = self.plan, _paired(base, head)
+        counts = {h.id: (sum(b.run_passes()), sum(h.run_passes()), h.repeats) for b, h in pairs}
+        self.active = {
+            i for i in self.active if i in counts and continues(plan, *counts[i], self.rounds)
+        }
+        self.interval = delta_interval(_diffs(plan, pairs, self.active), policy.alpha)
+        if decision_clear(self.interval, policy.threshold):
+            self.stop = "clear"
+        elif not self.active:
+            self.stop = "settled"
+        else:
+            runs = max(counts[i][2] for i in self.active)
+            size = min(plan.size(self.rounds + 1), plan.max_repeats - runs)
+            if max(_calls(base), _calls(head)) + size * len(self.active) > self.limit:
+                self.stop = "budget"
+            else:
+                return sorted(self.active), size
+        return [], 0
+
+
+def start(config: GateConfig, base: Report, head: Report) -> Round:
+    pairs = _paired(base, head)
+    return Round(auto_plan(config), budget(config, len(head.results)), {h.id for _, h in pairs})
+
+
+def spend(
+    config: GateConfig,
+    config_path: Path,
+    suite: str,
+    sides: Sequence[Side],
+    env: Mapping[str, str],
+    stream: TextIO,
+    policy: Policy,
+    *,
+    shard: Shard | None = None,
+    extra: Sequence[str] = (),
+) -> None:
+    """Run the rounds after round 0 for one suite (or one shard of it); see the module doc."""
+    paths = {side.name: side.report for side in sides}
+    base, head = read_report(paths["base"]), read_report(paths["head"])
+    state = start(config, base, head)
+    while True:
+        ids, size = state.next(base, head, policy)
+        if state.stop is not None:
+            break
+        listing = paths["head"].with_suffix(f".round-{state.rounds + 1}.txt")
+        listing.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+        shown = state.interval
+        where = "" if shown is None else "; delta {:+.1f} [{:+.1f}, {:+.1f}]".format(*shown)
+        print(
+            f"[gate] suite {suite}: round {state.rounds + 1}: {len(ids)} uncertain cases, "
+            f"{size} more run{'s' if size > 1 else ''} each on both sides{where}",
+            file=stream,
+            flush=True,
+        )
+        more = ("--cases-from", str(listing), "--append", "--repeats", str(size))
+        run_sides(sides, config_path, suite, env, stream, shard=shard, extra=(*extra, *more))
+        listing.unlink(missing_ok=True)
+        if any(side.status(shard).fatal for side in sides):
+            state.stop = "failed"
+            break
+        state.rounds += 1
+        base, head = read_report(paths["base"]), read_report(paths["head"])
+    record(state, base, head)
+    done = f"[gate] suite {suite}: repeats auto: {STOPS[state.stop]} after {state.rounds} rounds"
+    print(done, file=stream, flush=True)
+
+
+def record(state: Round, base: Report, head: Report) -> None:
+    """Write the plan, the rounds and why they stopped into both reports."""
+    plan = state.plan.model_copy(update={"rounds": state.rounds, "stop": state.stop or ""})
+    for report in (base, head):
+        finish(report, plan, state.active, _calls(report))
+
+
+def finish(report: Report, plan: Plan, active: set[str], calls: int) -> None:
+    """Record in a report the plan it followed and why each case got no more runs."""
+    auto = {**plan.model_dump(), "calls": calls}
+    meta = report.meta.model_copy(update={"auto": auto})
+    for result in report.results:
+        result.auto_end = "flow" if result.id in active else "rule"
+    write_report(report.path, meta, (dump_line(r) for r in report.results))

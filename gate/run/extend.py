@@ -1,0 +1,99 @@
+"""`gate run --append --cases-from FILE`: more runs of some cases, added to an existing report.
+
+This is how `repeats: auto` spends calls after round 0: the flow names the cases it wants more
+runs of, and each side's `gate run` adds `--repeats` runs to each of them. Run k of a case is
+the call with repeat index k (its own cached answer: the cache key holds the index), so an
+unchanged side replays what it answered before and a changed one pays only for new runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from gate.checks import plan_checks
+from gate.errors import InputError
+from gate.inputs.cases import Case
+from gate.report.io import dump_line, read_report, report_paths, write_report, write_summary
+from gate.report.models import Attempt, CaseResult, Summary
+from gate.report.summary import SummaryBuilder
+from gate.run.runner import RunOptions, aggregate, run_attempt
+from gate.run.side import RunRequest, open_services, system_env
+
+
+def wanted_ids(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the case list: {exc.strerror}", file=path) from None
+    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+
+
+def attempts_of(result: CaseResult) -> list[Attempt]:
+    """The runs a result holds (a single run keeps them in the result itself)."""
+    if result.attempts:
+        return list(result.attempts)
+    return [
+        Attempt(
+            repeat=0,
+            status=result.status,
+            checks=result.checks,
+            scores=result.scores,
+            output=result.output,
+            error=result.error,
+            latency_ms=result.latency_ms,
+            tokens=result.tokens,
+            cost_usd=result.cost_usd,
+            cached=result.cached,
+            judge=result.judge,
+        )
+    ]
+
+
+def extend_side(request: RunRequest, cases: list[Case]) -> Summary:
+    """Add `request.repeats` runs (default 1) of the listed cases to OUT/LABEL.jsonl."""
+    assert request.cases_from is not None
+    config = request.loaded.config
+    path, summary_path = report_paths(request.out_dir, request.label)
+    report = read_report(path)
+    by_id = {case.id: (index, case) for index, case in enumerate(cases)}
+    previous = {result.id: result for result in report.results}
+    ids = wanted_ids(request.cases_from)
+    for case_id in ids:
+        if case_id not in by_id or case_id not in previous:
+            where = "the suite" if case_id not in by_id else "the report"
+            raise InputError(f"case {case_id!r} is not in {where}", file=request.cases_from)
+    more = request.repeats or 1
+    options = RunOptions(
+        concurrency=request.concurrency or config.concurrency,
+        repeats=more,
+        timeout_s=config.timeout_s,
+    )
+    env = system_env(request)
+    started = time.perf_counter()
+    with open_services(request, [by_id[i][1] for i in ids], env) as (system, ctx):
+
+        def one(case_id: str) -> CaseResult:
+            index, case = by_id[case_id]
+            old = attempts_of(previous[case_id])
+            checks = plan_checks(case.expect)
+            new = [
+                run_attempt(case, len(old) + k, system, checks, ctx, options) for k in range(more)
+            ]
+            return aggregate(case, index, old + new)
+
+        with ThreadPoolExecutor(max_workers=options.concurrency) as pool:
+            extended = {result.id: result for result in pool.map(one, ids)}
+    results = [extended.get(r.id, r) for r in report.results]
+    write_report(path, report.meta, (dump_line(r) for r in results))
+    builder = SummaryBuilder()
+    for result in results:
+        builder.add(result)
+    http = {role: traffic.as_dict() for role, traffic in env.traffic.items()}
+    summary = builder.build(report.meta, time.perf_counter() - started, http)
+    write_summary(summary_path, summary)
+    if request.show_progress:
+        print(f"[{request.label}] {len(ids)} cases: {more} more runs each", file=sys.stderr)
+    return summary

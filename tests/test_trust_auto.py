@@ -1,0 +1,78 @@
+"""`repeats: auto`: the stop rule, the rounds of the PR flow on a real repository, and what the
+comment says about them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compare_fixtures import repeated, write_report
+from noisy_world import commit, gate, make_repo, model_json
+
+from gate.flow.adaptive import Round
+from gate.inputs.policy import Policy
+from gate.report.io import read_report
+from gate.report.plan import Plan
+
+
+def _reports(tmp_path: Path, base_rows: list, head_rows: list) -> tuple:
+    return (
+        read_report(write_report(tmp_path, "b", base_rows, repeats=2)),
+        read_report(write_report(tmp_path, "h", head_rows, repeats=2)),
+    )
+
+
+def test_the_rounds_stop_as_soon_as_the_interval_is_clear(tmp_path: Path) -> None:
+    same = [repeated(f"c{i}", ["pass", "pass"]) for i in range(200)]
+    state = Round(Plan(), limit=10_000, active={f"c{i}" for i in range(200)})
+    assert state.next(*_reports(tmp_path, same, same), Policy(threshold=3)) == ([], 0)
+    assert state.stop == "clear" and state.interval == (0.0, 0.0, 0.0)
+
+
+def test_uncertain_cases_get_more_runs_on_both_sides(tmp_path: Path) -> None:
+    base = [repeated(f"c{i}", ["pass", "fail"] if i < 20 else ["pass", "pass"]) for i in range(40)]
+    head = [repeated(f"c{i}", ["fail", "fail"] if i < 20 else ["pass", "pass"]) for i in range(40)]
+    plan = Plan(uniform=0)
+    state = Round(plan, limit=10_000, active={f"c{i}" for i in range(40)})
+    ids, size = state.next(*_reports(tmp_path, base, head), Policy(threshold=20))
+    assert state.stop is None and size == plan.step
+    assert ids == sorted(f"c{i}" for i in range(20))  # mixed runs; the steady cases are done
+    assert state.interval is not None and state.interval[1] < -20 < state.interval[2]
+
+
+def test_the_call_budget_stops_the_rounds(tmp_path: Path) -> None:
+    base = [repeated(f"c{i}", ["pass", "fail"]) for i in range(40)]
+    head = [repeated(f"c{i}", ["fail", "pass"]) for i in range(40)]
+    state = Round(Plan(uniform=0), limit=80 + 79, active={f"c{i}" for i in range(40)})
+    assert state.next(*_reports(tmp_path, base, head), Policy(threshold=0)) == ([], 0)
+    assert state.stop == "budget"
+
+
+def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
+    """A no-op PR (fresh noise) on a noisy model: rounds run, both reports record the plan and
+    how each case ended, the comment says how many calls each side made and why it stopped,
+    and `gate compare` of the two reports reaches the same verdict."""
+    ids = [f"c{i:02d}" for i in range(80)]
+    p = {i: (0.5 if k < 16 else 0.97) for k, i in enumerate(ids)}
+    repo = make_repo(tmp_path / "repo", ids, p, repeats="auto", seed=1, threshold=3)
+    (repo / "model.json").write_text(model_json(p, seed=2))
+    commit(repo, "fresh noise")
+    done = gate("check", "--base", "HEAD~1", cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    assert "round 1: 80 uncertain cases, 1 more run each on both sides" in done.stderr
+    lines = (repo / "reports/noisy/head.jsonl").read_text().splitlines()
+    meta, rows = json.loads(lines[0]), [json.loads(x) for x in lines[1:]]
+    assert meta["auto"]["rounds"] >= 1 and meta["auto"]["stop"] in ("clear", "settled", "budget")
+    assert meta["auto"]["calls"] == sum(r["repeats"] for r in rows) <= 5 * 80
+    assert {r["auto_end"] for r in rows} <= {"rule", "flow"}
+    assert max(r["repeats"] for r in rows) > 3  # the noisy cases got more runs
+    assert min(r["repeats"] for r in rows) == 3  # steady ones did not
+    assert f"head {meta['auto']['calls']:,} (" in done.stdout and "stopped: " in done.stdout
+    again = gate(
+        "compare", "reports/noisy/base.jsonl", "reports/noisy/head.jsonl", "--format", "json",
+        "-c", "gate.yml", cwd=repo,
+    )  # fmt: skip
+    comparison = json.loads(again.stdout)
+    assert again.returncode == done.returncode
+    difference = comparison["head_pass_rate"] - comparison["base_pass_rate"]
+    assert abs(comparison["delta_points"] - difference) < 1e-6
