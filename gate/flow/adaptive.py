@@ -16,6 +16,7 @@ replays its answers and only a changed head pays.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from gate.report.plan import Plan, continues
 from gate.run.shard import Shard
 from gate.run.side import auto_plan
 
-CALLS_PER_CASE = 5  # the default call budget per side: this many calls per case on average
+CALLS_PER_CASE = 3.5  # the default call budget per side: this many calls per case on average
 
 STOPS = {
     "clear": "the decision was clear",
@@ -42,7 +43,7 @@ STOPS = {
 
 
 def budget(config: GateConfig, cases: int) -> int:
-    return config.max_calls or CALLS_PER_CASE * cases
+    return config.max_calls or int(CALLS_PER_CASE * cases)
 
 
 def _paired(base: Report, head: Report) -> list[tuple[CaseResult, CaseResult]]:
@@ -78,27 +79,42 @@ class Round:
     rounds: int = 0
     stop: str | None = None
     interval: tuple[float, float, float] | None = None
+    last: set[str] | None = None  # the cases of a last, partial round (the budget ran out)
 
     def next(self, base: Report, head: Report, policy: Policy) -> tuple[list[str], int]:
         """After a round: close the cases whose rule says so, then either stop (`stop` is set)
-        or name the cases of the next round and the runs each gets on both sides."""
+        or name the cases of the next round and the runs each gets on both sides.
+
+        When a whole round would pass the call budget, a last round takes as many of the open
+        cases as the budget allows, in an order that does not depend on any outcome (a hash of
+        the id), so that being left out is the flow's stop, not a choice by the data."""
         plan, pairs = self.plan, _paired(base, head)
         counts = {h.id: (sum(b.run_passes()), sum(h.run_passes()), h.repeats) for b, h in pairs}
+        ran = self.active if self.last is None else self.last
         self.active = {
-            i for i in self.active if i in counts and continues(plan, *counts[i], self.rounds)
+            i
+            for i in self.active
+            if i in counts and (i not in ran or continues(plan, *counts[i], self.rounds))
         }
         self.interval = delta_interval(_diffs(plan, pairs, self.active), policy.alpha)
         if decision_clear(self.interval, policy.threshold):
             self.stop = "clear"
         elif not self.active:
             self.stop = "settled"
+        elif self.last is not None:
+            self.stop = "budget"
         else:
             runs = max(counts[i][2] for i in self.active)
             size = min(plan.size(self.rounds + 1), plan.max_repeats - runs)
-            if max(_calls(base), _calls(head)) + size * len(self.active) > self.limit:
+            room = (self.limit - max(_calls(base), _calls(head))) // size
+            if room >= len(self.active):
+                return sorted(self.active), size
+            if room <= 0:
                 self.stop = "budget"
             else:
-                return sorted(self.active), size
+                order = sorted(self.active, key=lambda i: hashlib.sha256(i.encode()).digest())
+                self.last = set(order[:room])
+                return sorted(self.last), size
         return [], 0
 
 

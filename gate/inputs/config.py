@@ -173,7 +173,7 @@ class GateConfig(PolicyKeys):
         None,
         ge=1,
         description="repeats: auto: most calls of the system per side and suite "
-        "(default 5 per case)",
+        "(default 3.5 per case)",
     )
     concurrency: int = Field(8, ge=1, le=512)
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")

@@ -23,7 +23,7 @@ class Plan(BaseModel):
     step: int = Field(2, ge=1, description="runs added to each uncertain case in later rounds")
     max_repeats: int = Field(10, ge=1, description="most runs of one case on one side")
     minority: float = Field(
-        0.2, ge=0, le=0.5, description="a case continues while its rarer outcome is this share"
+        0.15, ge=0, le=0.5, description="a case continues while its rarer outcome is this share"
     )
     rounds: int = Field(0, ge=0, description="rounds run after round 0 (filled in by the flow)")
     stop: str = Field("", description="why the flow stopped spending calls")
