@@ -83,3 +83,29 @@ def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
     assert again.returncode == done.returncode
     difference = comparison["head_pass_rate"] - comparison["base_pass_rate"]
     assert abs(comparison["delta_points"] - difference) < 1e-6
+
+
+def test_gate_run_append_adds_runs_and_keeps_held_out_cases_redacted(tmp_path: Path) -> None:
+    ids = [f"c{i}" for i in range(6)]
+    repo = make_repo(tmp_path / "repo", ids, {i: 0.5 for i in ids})
+    rows = [json.loads(line) for line in (repo / "cases.jsonl").read_text().splitlines()]
+    rows[0]["heldout"] = True
+    (repo / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert gate("run", "--repeats", "2", "--label", "r", "-q", cwd=repo).returncode == 0
+    (repo / "more.txt").write_text("c0\nc1\n")
+    done = gate(
+        "run", "--append", "--cases-from", "more.txt", "--repeats", "3", "--label", "r", "-q",
+        cwd=repo,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = (repo / "reports/r.jsonl").read_text().splitlines()
+    cases = {r["id"]: r for r in map(json.loads, lines[1:])}
+    assert [cases[i]["repeats"] for i in ids] == [5, 5, 2, 2, 2, 2]
+    assert [a["repeat"] for a in cases["c1"]["attempts"]] == [0, 1, 2, 3, 4]
+    assert len({a["output"] for a in cases["c1"]["attempts"]}) == 2  # each run its own draw
+    assert all(a["output"] is None for a in cases["c0"]["attempts"])  # held out: redacted
+    assert cases["c0"]["output"] is None and cases["c0"]["checks"] == []
+    summary = json.loads((repo / "reports/r.summary.json").read_text())
+    assert summary["n"] == 6
+    bad = gate("run", "--append", "--label", "r", cwd=repo)
+    assert bad.returncode == 2 and "--cases-from" in bad.stderr

@@ -116,7 +116,12 @@ def handle(args: argparse.Namespace) -> int:
             system_config=own,
             heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
         )
-        summary = run_side(request)
+        if request.append:  # the rounds of repeats: auto: more runs of some cases
+            from gate.run.extend import extend_side
+
+            summary = extend_side(request)
+        else:
+            summary = run_side(request)
         print(describe(summary, Path(args.out) / f"{label}.jsonl"), file=sys.stderr)
         code = max(code, exit_code(summary))
     return code

@@ -26,10 +26,10 @@ from gate.compare.estimates import decision_clear, delta_interval, unbiased_frac
 from gate.flow.sides import Side, run_sides
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy
+from gate.inputs.shard import Shard
 from gate.report.io import dump_line, read_report, write_report
 from gate.report.models import CaseResult, Report
 from gate.report.plan import Plan, continues
-from gate.run.shard import Shard
 from gate.run.side import auto_plan
 
 CALLS_PER_CASE = 3.5  # the default call budget per side: this many calls per case on average

@@ -17,10 +17,10 @@ from gate.checks import plan_checks
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.report.io import dump_line, read_report, report_paths, write_report, write_summary
-from gate.report.models import Attempt, CaseResult, Summary
+from gate.report.models import Attempt, CaseResult, Report, Summary
 from gate.report.summary import SummaryBuilder
 from gate.run.runner import RunOptions, aggregate, run_attempt
-from gate.run.side import RunRequest, open_services, system_env
+from gate.run.side import RunRequest, open_services, suite_cases, system_env
 
 
 def wanted_ids(path: Path) -> list[str]:
@@ -52,10 +52,12 @@ def attempts_of(result: CaseResult) -> list[Attempt]:
     ]
 
 
-def extend_side(request: RunRequest, cases: list[Case]) -> Summary:
-    """Add `request.repeats` runs (default 1) of the listed cases to OUT/LABEL.jsonl."""
+def extend_side(request: RunRequest) -> Summary:
+    """Add `request.repeats` runs (default 1) of the listed cases to OUT/LABEL.jsonl (and to
+    the held-out detail report, when there is one); held-out cases stay redacted in the first."""
     assert request.cases_from is not None
     config = request.loaded.config
+    cases = suite_cases(request.loaded, config.suite(request.suite))
     path, summary_path = report_paths(request.out_dir, request.label)
     report = read_report(path)
     by_id = {case.id: (index, case) for index, case in enumerate(cases)}
@@ -75,25 +77,48 @@ def extend_side(request: RunRequest, cases: list[Case]) -> Summary:
     started = time.perf_counter()
     with open_services(request, [by_id[i][1] for i in ids], env) as (system, ctx):
 
-        def one(case_id: str) -> CaseResult:
-            index, case = by_id[case_id]
-            old = attempts_of(previous[case_id])
+        def one(case_id: str) -> list[Attempt]:
+            _, case = by_id[case_id]
+            start = previous[case_id].repeats
             checks = plan_checks(case.expect)
-            new = [
-                run_attempt(case, len(old) + k, system, checks, ctx, options) for k in range(more)
-            ]
-            return aggregate(case, index, old + new)
+            return [run_attempt(case, start + k, system, checks, ctx, options) for k in range(more)]
 
         with ThreadPoolExecutor(max_workers=options.concurrency) as pool:
-            extended = {result.id: result for result in pool.map(one, ids)}
-    results = [extended.get(r.id, r) for r in report.results]
+            new = dict(zip(ids, pool.map(one, ids), strict=True))
+    http = {role: traffic.as_dict() for role, traffic in env.traffic.items()}
+    duration = time.perf_counter() - started
+    summary = _extend(report, path, summary_path, new, by_id, duration, http, redact=True)
+    if request.heldout_detail is not None:
+        detail, detail_summary = report_paths(request.heldout_detail, request.label)
+        if detail.is_file():
+            full = read_report(detail)
+            _extend(full, detail, detail_summary, new, by_id, duration, http, redact=False)
+    if request.show_progress:
+        print(f"[{request.label}] {len(ids)} cases: {more} more runs each", file=sys.stderr)
+    return summary
+
+
+def _extend(
+    report: Report,
+    path: Path,
+    summary_path: Path,
+    new: dict[str, list[Attempt]],
+    by_id: dict[str, tuple[int, Case]],
+    duration: float,
+    http: dict[str, dict[str, int]],
+    *,
+    redact: bool,
+) -> Summary:
+    results = []
+    for result in report.results:
+        if result.id in new:
+            index, case = by_id[result.id]
+            result = aggregate(case, index, attempts_of(result) + new[result.id])
+        results.append(result.redacted() if redact and result.heldout else result)
     write_report(path, report.meta, (dump_line(r) for r in results))
     builder = SummaryBuilder()
     for result in results:
         builder.add(result)
-    http = {role: traffic.as_dict() for role, traffic in env.traffic.items()}
-    summary = builder.build(report.meta, time.perf_counter() - started, http)
+    summary = builder.build(report.meta, duration, http)
     write_summary(summary_path, summary)
-    if request.show_progress:
-        print(f"[{request.label}] {len(ids)} cases: {more} more runs each", file=sys.stderr)
     return summary

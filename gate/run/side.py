@@ -197,10 +197,6 @@ def run_side(request: RunRequest) -> Summary:
     config = request.loaded.config
     suite = config.suite(request.suite)
     cases = suite_cases(request.loaded, suite)
-    if request.append:
-        from gate.run.extend import extend_side
-
-        return extend_side(request, cases)
     selected = select_shard(list(enumerate(cases)), request.shard)
     env = system_env(request)
     options = RunOptions(
