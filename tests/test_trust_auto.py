@@ -109,3 +109,49 @@ def test_gate_run_append_adds_runs_and_keeps_held_out_cases_redacted(tmp_path: P
     assert summary["n"] == 6
     bad = gate("run", "--append", "--label", "r", cwd=repo)
     assert bad.returncode == 2 and "--cases-from" in bad.stderr
+
+
+def test_auto_with_shards(tmp_path: Path) -> None:
+    """Each shard job runs its own rounds on its cases; the finish job merges and judges."""
+    import io
+    import os
+
+    from servers.git_http import git
+
+    from gate.flow.git import GitRepo
+    from gate.flow.pr import FlowRequest
+    from gate.flow.sharded import run_finish_flow, run_shard_flow
+    from gate.inputs.config import load_config
+    from gate.inputs.shard import Shard
+
+    ids = [f"c{i:02d}" for i in range(60)]
+    p = {i: (0.5 if k < 12 else 0.97) for k, i in enumerate(ids)}
+    repo = make_repo(tmp_path / "repo", ids, p, repeats="auto", seed=1)
+    (repo / "model.json").write_text(model_json(p, seed=2))
+    commit(repo, "fresh noise")
+    environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
+    git_repo = GitRepo(repo, environ=environ)
+    try:
+        request = FlowRequest(
+            repo=git_repo,
+            config=load_config(repo / "gate.yml"),
+            base_sha=git(repo, "rev-parse", "HEAD~1"),
+            head_sha=git(repo, "rev-parse", "HEAD"),
+            out_dir=tmp_path / "shards",
+            environ=environ,
+            stream=io.StringIO(),
+        )
+        for index in (1, 2):
+            ran = run_shard_flow(request, Shard(index, 2))
+            assert [o.verdict for o in ran] == ["partial"]
+        log = request.stream.getvalue()  # type: ignore[attr-defined]
+        assert log.count("repeats auto: ") == 2  # each shard decides its own rounds
+        assert "round 1: " in log
+        finish = FlowRequest(**{**request.__dict__, "out_dir": tmp_path / "final"})
+        (outcome,) = run_finish_flow(finish, tmp_path / "shards")
+    finally:
+        git_repo.close()
+    c = outcome.comparison
+    assert c.verdict in ("pass", "fail") and c.paired == 60
+    assert c.head_meta is not None and c.head_meta.auto is not None
+    assert "repeats auto: base" in outcome.markdown

@@ -355,17 +355,17 @@ AUTO_STOPS = {
 
 
 def auto_line(c: Comparison) -> Md | None:
-    """repeats: auto: how many calls each side made, and why the gate stopped."""
-    metas = [m for m in (c.base_meta, c.head_meta) if m is not None and m.auto]
-    if len(metas) < 2:
+    """repeats: auto: how many calls each side made (over the paired cases, as the usage
+    table counts them: right for merged shards too), and why the gate stopped."""
+    head = c.head_meta.auto if c.head_meta else None
+    if not head or not c.base_meta or not c.base_meta.auto or not c.paired:
         return None
-    calls = [int(m.auto.get("calls") or 0) for m in metas if m.auto]
-    cases = max(c.head.n, 1)
-    rounds = int(metas[1].auto.get("rounds") or 0) if metas[1].auto else 0
-    stop = AUTO_STOPS.get(str(metas[1].auto.get("stop", "")) if metas[1].auto else "", "")
+    base_calls, head_calls = c.base_usage.calls, c.head_usage.calls
+    rounds = int(head.get("rounds") or 0)
+    stop = AUTO_STOPS.get(str(head.get("stop", "")), "")
     return Md(
-        f"repeats auto: base {calls[0]:,} calls, head {calls[1]:,} "
-        f"({(calls[0] + calls[1]) / (2 * cases):.1f} per case and side) in "
+        f"repeats auto: base {base_calls:,} calls, head {head_calls:,} "
+        f"({(base_calls + head_calls) / (2 * c.paired):.1f} per case and side) in "
         f"{1 + rounds} round{'s' if rounds else ''}; stopped: {stop}"
     )
 
