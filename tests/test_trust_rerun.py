@@ -30,7 +30,7 @@ def coin_server() -> Iterator[ModelServer]:
         yield server
 
 
-def _repo(root: Path, server: ModelServer) -> Path:
+def _repo(root: Path, server: ModelServer, **keys: object) -> Path:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     system = {
@@ -41,7 +41,8 @@ def _repo(root: Path, server: ModelServer) -> Path:
         "api_key_env": "COIN_KEY",
     }
     config = {
-        "watch": ["config/**"],
+        **keys,
+        "watch": ["config/**", "prompts/**"],
         "suites": [{"name": "coin", "cases": "cases.jsonl", "system": system}],
     }
     (root / "gate.yml").write_text(json.dumps(config))
@@ -55,14 +56,19 @@ def _repo(root: Path, server: ModelServer) -> Path:
     ]
     (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     commit(root, "base")
-    (root / "config/model.yaml").write_text("model: coin-1\ntemperature: 1\n# reworded comment\n")
-    commit(root, "a PR that changes nothing the model sees")
+    (root / "prompts/ask.j2").write_text("Q: {{ q }}\n")
+    commit(root, "a PR that rewords the prompt, and changes nothing the coin does")
     return root
 
 
 def _outputs(repo: Path) -> list[str]:
     lines = (repo / "reports/coin/head.jsonl").read_text().splitlines()[1:]
     return [json.loads(line)["output"] for line in lines]
+
+
+def _runs(repo: Path) -> dict[str, list[str]]:
+    lines = (repo / "reports/coin/head.jsonl").read_text().splitlines()[1:]
+    return {r["id"]: [a["output"] for a in r["attempts"]] for r in map(json.loads, lines)}
 
 
 def test_no_cache_draws_fresh_answers(tmp_path: Path, coin_server: ModelServer) -> None:
@@ -85,3 +91,21 @@ def test_the_action_input_no_cache() -> None:
     assert not read_inputs({}).no_cache
     with pytest.raises(Exception, match="no-cache"):
         read_inputs({"INPUT_NO-CACHE": "maybe"})
+
+
+def test_auto_rounds_replay_from_the_cache(tmp_path: Path, coin_server: ModelServer) -> None:
+    """Under repeats: auto, run k of a case is its own cached answer: a rerun of the same PR
+    asks nothing again, rounds included, and reaches the same reports."""
+    repo = _repo(tmp_path / "repo", coin_server, repeats="auto")
+    env = {"COIN_KEY": "k"}
+    first = gate("check", "--base", "HEAD~1", cwd=repo, env=env)
+    assert first.returncode in (0, 1), first.stderr
+    report = _runs(repo)
+    runs = sum(len(outputs) for outputs in report.values())
+    assert runs > 3 * 20 and "round 2: " in first.stderr  # rounds beyond the uniform one ran
+    calls = coin_server.requests
+    assert calls == 2 * runs  # base and head: both sides of every run, each once
+    again = gate("check", "--base", "HEAD~1", cwd=repo, env=env)
+    assert coin_server.requests == calls  # every attempt, appended ones too, from the cache
+    assert _runs(repo) == report  # the same answers, run by run
+    assert again.returncode == first.returncode
