@@ -65,3 +65,6 @@ summarise
 
 # Report metadata read by the comment's templates and by users of the report format.
 _.system_config_file
+
+# The power line's standard deviation, part of the json format (compare/power.py).
+_.sd_points

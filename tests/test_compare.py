@@ -8,8 +8,9 @@ import pytest
 from compare_fixtures import case, repeated, report, write_report
 
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
-from gate.compare.pairing import compare, usage
+from gate.compare.pairing import compare
 from gate.compare.stats import SIGN_FLIP, mcnemar_exact
+from gate.compare.totals import usage
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy
 from gate.render.reasons import explain

@@ -6,7 +6,6 @@ Pure: no I/O. Anything computed from untrusted text here is returned as escaped 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -15,11 +14,12 @@ from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
 from gate.compare.budgets import cost_change_shown
-from gate.compare.models import CaseChange, Comparison, SideUsage
+from gate.compare.models import CaseChange, Comparison
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.markdown import Md, code, link, mermaid_label, text
 from gate.render.metadata import file_rows, system_cell
+from gate.render.usage import usage_rows
 
 ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
 REPOSITORY = re.compile(r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+")
@@ -268,54 +268,6 @@ def chart(c: Comparison, limits: Limits) -> dict[str, list[Md]] | None:
         "base": [Md(f"{t.base_pass_rate or 0:.1f}") for t in ordered],
         "head": [Md(f"{t.head_pass_rate or 0:.1f}") for t in ordered],
     }
-
-
-def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
-    if base is None or head is None:
-        return Md(values.DASH)
-    diff = show(head - base, signed=True)
-    relative = f" ({values.pts((head - base) / base * 100, 0)}%)" if base else ""
-    return Md(f"{diff}{relative}")
-
-
-def usage_rows(c: Comparison) -> list[dict[str, Md]]:
-    b: SideUsage = c.base_usage
-    h: SideUsage = c.head_usage
-
-    def count(value: float | None, signed: bool = False) -> Md:
-        return values.num(value, signed=signed)
-
-    def latency(value: float | None, signed: bool = False) -> Md:
-        if value is None or not signed:
-            return values.ms(value)
-        return Md(
-            ("+" if value > 0 else values.MINUS if value < 0 else "±") + values.ms(abs(value))
-        )
-
-    rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
-        ("Calls", b.calls, h.calls, count),
-        ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
-        ("Completion tokens", b.tokens_completion, h.tokens_completion, count),
-        ("Total tokens", b.tokens_total, h.tokens_total, count),
-        ("Cost", b.cost_usd, h.cost_usd, values.usd),
-        ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
-        ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
-    ]
-    if b.judge_calls or h.judge_calls:
-        rows += [
-            ("Judge calls", b.judge_calls, h.judge_calls, count),
-            ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
-            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, values.usd),
-        ]
-    return [
-        {
-            "label": Md(label),
-            "base": show(base),
-            "head": show(head),
-            "delta": _delta(base, head, show),
-        }
-        for label, base, head, show in rows
-    ]
 
 
 def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:

@@ -1,0 +1,60 @@
+"""The comment's cost table: calls, tokens, cost and latency of both sides and their change.
+
+Pure: numbers in, escaped `Md` out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gate.compare.models import Comparison, SideUsage
+from gate.render import values
+from gate.render.markdown import Md
+
+
+def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
+    if base is None or head is None:
+        return Md(values.DASH)
+    diff = show(head - base, signed=True)
+    relative = f" ({values.pts((head - base) / base * 100, 0)}%)" if base else ""
+    return Md(f"{diff}{relative}")
+
+
+def usage_rows(c: Comparison) -> list[dict[str, Md]]:
+    b: SideUsage = c.base_usage
+    h: SideUsage = c.head_usage
+
+    def count(value: float | None, signed: bool = False) -> Md:
+        return values.num(value, signed=signed)
+
+    def latency(value: float | None, signed: bool = False) -> Md:
+        if value is None or not signed:
+            return values.ms(value)
+        return Md(
+            ("+" if value > 0 else values.MINUS if value < 0 else "±") + values.ms(abs(value))
+        )
+
+    rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
+        ("Calls", b.calls, h.calls, count),
+        ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
+        ("Completion tokens", b.tokens_completion, h.tokens_completion, count),
+        ("Total tokens", b.tokens_total, h.tokens_total, count),
+        ("Cost", b.cost_usd, h.cost_usd, values.usd),
+        ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
+        ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
+    ]
+    if b.judge_calls or h.judge_calls:
+        rows += [
+            ("Judge calls", b.judge_calls, h.judge_calls, count),
+            ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
+            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, values.usd),
+        ]
+    return [
+        {
+            "label": Md(label),
+            "base": show(base),
+            "head": show(head),
+            "delta": _delta(base, head, show),
+        }
+        for label, base, head, show in rows
+    ]
