@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from gate.compare.models import Finding
 from gate.errors import InputError
 from gate.flow.git import GitRepo
@@ -75,7 +77,7 @@ def flow_policy(
 
 def policy_findings(baseline: Baseline, head: LoadedConfig) -> list[Finding]:
     """Notes for the comment: the head's policy changes, or whose policy applies."""
-    if baseline.shared:
+    if baseline.shared or baseline.problem:  # a broken base config: its side's error says why
         return []
     if baseline.loaded is None:
         return [Finding(kind="head_policy_applies", outcome="note")]
@@ -88,6 +90,9 @@ def policy_findings(baseline: Baseline, head: LoadedConfig) -> list[Finding]:
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, BaseModel):  # e.g. budgets: only the keys that are set
+        fields = value.model_dump(exclude_none=True)
+        return "{" + ", ".join(f"{k}: {_shown(v)}" for k, v in fields.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(map(str, value)) + "]"
+        return "[" + ", ".join(map(_shown, value)) + "]"
     return f"{value:g}" if isinstance(value, float) else str(value)
