@@ -387,3 +387,11 @@ def test_json_has_the_stable_keys(tmp_path: Path) -> None:
     ):
         assert key in data
     assert data["regressions"] == ["a"] and data["verdict"] == "fail"
+
+
+def test_a_drop_just_over_the_threshold_reads_as_more_than_it(tmp_path: Path) -> None:
+    base = passing(33)
+    head = [case("c-0000", "fail"), *passing(33)[1:]]
+    c = run(tmp_path, base, head)
+    assert c.verdict == "fail" and c.delta_points is not None and -3.1 < c.delta_points < -3
+    assert c.reasons[0] == "the pass rate dropped 3.03 points, more than the threshold of 3"

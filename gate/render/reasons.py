@@ -23,7 +23,10 @@ def _ids(ids: list[str]) -> str:
 
 
 def _drop(f: Finding) -> str:
-    return f"the pass rate dropped {_fmt(f.value)} points, more than the threshold of {f.limit:g}"
+    shown = _fmt(f.value)
+    if f.value is not None and f.limit is not None and round(f.value, 1) <= f.limit:
+        shown = f"{f.value:.2f}"  # 3.03 points, not "3.0, more than the threshold of 3"
+    return f"the pass rate dropped {shown} points, more than the threshold of {f.limit:g}"
 
 
 def _p(f: Finding) -> str:
