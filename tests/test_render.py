@@ -460,3 +460,17 @@ def test_code_block_fence_outgrows_any_backtick_run() -> None:
     assert block.startswith("``````\n") and block.endswith("\n``````")
     long = code_block("w" * 250, max_chars=1000)
     assert max(len(line) for line in long.splitlines()) <= 100
+
+
+def test_a_delta_just_past_the_threshold_shows_two_digits(tmp_path: Path) -> None:
+    base = [case(f"c{i:02d}") for i in range(33)]
+    head = [case("c00", "fail"), *base[1:]]
+    c = compare(report(tmp_path, "base", base), report(tmp_path, "head", head), Policy())
+    body = render_comment(c, RenderContext())
+    assert "(\N{MINUS SIGN}3.03 pts, threshold 3)" in body
+    exact = compare(
+        report(tmp_path, "base", base[:20]),
+        report(tmp_path, "head", [case("c00", "fail"), *base[1:20]]),
+        Policy(threshold=5),
+    )
+    assert "(\N{MINUS SIGN}5.0 pts, threshold 5)" in render_comment(exact, RenderContext())

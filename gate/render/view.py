@@ -322,6 +322,15 @@ def auto_line(c: Comparison) -> Md | None:
     )
 
 
+def delta_digits(c: Comparison) -> int:
+    """Digits that keep the delta honest next to the threshold: a drop of 3.03 points reads
+    "−3.03 pts, threshold 3", not "−3.0 pts, threshold 3" (which reads as within it)."""
+    delta, threshold = c.delta_points, c.policy.threshold
+    if delta is None or abs(delta) == threshold:
+        return 1
+    return 2 if round(abs(delta), 1) == threshold else 1
+
+
 def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
     shown, total = excerpt_cases(c, limits)
     explained, explained_total = explained_cases(c, limits)
@@ -330,6 +339,7 @@ def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[
         "c": c,
         "ctx": ctx,
         "limits": limits,
+        "delta_digits": delta_digits(c),
         "version": __version__,
         "verdict_icon": Md(ICONS[c.verdict]),
         "headline_parts": headline_parts(c),
