@@ -155,3 +155,22 @@ def test_auto_with_shards(tmp_path: Path) -> None:
     assert c.verdict in ("pass", "fail") and c.paired == 60
     assert c.head_meta is not None and c.head_meta.auto is not None
     assert "repeats auto: base" in outcome.markdown
+
+
+def test_the_budget_is_over_the_paired_cases(tmp_path: Path) -> None:
+    """Cases the head removed ran on base in round 0 only; they must not use up the budget of
+    the cases the rounds extend (3.5 calls per paired case, the calls counted over them)."""
+    from gate.flow.adaptive import start
+    from gate.inputs.config import GateConfig
+
+    base = [repeated(f"c{i}", ["pass", "fail"]) for i in range(100)]
+    head = [repeated(f"c{i}", ["fail", "pass"]) for i in range(50)]  # 50 removed
+    system = {"kind": "python", "target": "app:answer"}
+    config = GateConfig.model_validate(
+        {"repeats": "auto", "suites": [{"name": "s", "cases": "c.jsonl", "system": system}]}
+    )
+    reports = _reports(tmp_path, base, head)
+    state = start(config, *reports)
+    assert state.limit == 175
+    ids, size = state.next(*reports, Policy(threshold=0))
+    assert (len(ids), size, state.stop) == (50, 1, None)  # the uniform round, not "budget"

@@ -106,7 +106,8 @@ class Round:
         else:
             runs = max(counts[i][2] for i in self.active)
             size = min(plan.size(self.rounds + 1), plan.max_repeats - runs)
-            room = (self.limit - max(_calls(base), _calls(head))) // size
+            spent = max(sum(b.repeats for b, _ in pairs), sum(h.repeats for _, h in pairs))
+            room = (self.limit - spent) // size
             if room >= len(self.active):
                 return sorted(self.active), size
             if room <= 0:
@@ -119,8 +120,11 @@ class Round:
 
 
 def start(config: GateConfig, base: Report, head: Report) -> Round:
+    """The rounds' state after round 0. The call budget and the calls spent are over the paired
+    cases, the only ones the rounds extend (and the ones the comment counts): a case only one
+    side has must not use up the other cases' budget."""
     pairs = _paired(base, head)
-    return Round(auto_plan(config), budget(config, len(head.results)), {h.id for _, h in pairs})
+    return Round(auto_plan(config), budget(config, len(pairs)), {h.id for _, h in pairs})
 
 
 def spend(

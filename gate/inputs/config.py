@@ -172,8 +172,8 @@ class GateConfig(PolicyKeys):
     max_calls: int | None = Field(
         None,
         ge=1,
-        description="repeats: auto: most calls of the system per side and suite "
-        "(default 3.5 per case)",
+        description="repeats: auto: most calls of the system per side and suite, over the "
+        "cases both sides run (default 3.5 per case)",
     )
     concurrency: int = Field(8, ge=1, le=512)
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")
