@@ -124,3 +124,21 @@ def test_adaptive_estimate_follows_the_plan() -> None:
         unbiased_fraction(plan, [True, False], [True, False], stopped_by_rule=True)
     with pytest.raises(ValueError, match="do not end a round"):
         unbiased_fraction(plan, [True] * 3, [True] * 3, stopped_by_rule=False)
+
+
+def test_auto_counts_an_errored_run_as_not_passed_also_in_round_0(tmp_path: Path) -> None:
+    """Under repeats: auto the rounds' interval counts an errored run as not passed; the
+    comparison must too, also for the cases that got no run beyond round 0 (the flow stopped
+    as clear), or its delta is not the one the flow stopped on."""
+    plan = Plan()
+    base_rows = [repeated("e", ["pass", "error"]), repeated("x", ["pass", "pass"])]
+    head_rows = [repeated("e", ["pass", "pass"]), repeated("x", ["pass", "pass"])]
+    reports = []
+    for label, rows in (("b", base_rows), ("h", head_rows)):
+        report = read_report(write_report(tmp_path, label, rows, repeats=2))
+        report.meta = report.meta.model_copy(update={"auto": plan.model_dump()})
+        reports.append(report)
+    c = compare(reports[0], reports[1], Policy())
+    flow = unbiased_fraction(plan, [True, False], [True, True], stopped_by_rule=False)
+    assert c.base_pass_rate == pytest.approx(100 * (flow + 1) / 2) == pytest.approx(75.0)
+    assert c.delta_points == pytest.approx(25.0)

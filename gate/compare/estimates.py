@@ -77,10 +77,14 @@ def plan_of(meta: dict[str, Any] | None) -> Plan | None:
 
 def pair_fractions(plan: Plan | None, base: CaseResult, head: CaseResult) -> tuple[float, float]:
     """The two sides' estimates of one paired case: the pass fraction over its runs with fixed
-    repeats, the unbiased estimate of `repeats: auto` otherwise."""
-    if plan is None or (base.repeats <= plan.first and head.repeats <= plan.first):
+    repeats, the unbiased estimate of `repeats: auto` otherwise. Under auto an errored run
+    counts as not passed, as in the rounds' rule and interval, whether or not the case got
+    more runs than round 0 (with fixed repeats the fraction is over the scored runs)."""
+    if plan is None:
         return plain_fraction(base), plain_fraction(head)
     b, h = base.run_passes(), head.run_passes()
+    if len(b) <= plan.first and len(h) <= plan.first:  # round 0 only: nothing was chosen
+        return sum(b) / len(b), sum(h) / len(h)
     if len(b) != len(h):
         raise InputError(
             f"case {head.id!r} has {len(b)} runs on base and {len(h)} on head; under "
