@@ -102,3 +102,21 @@ def test_a_budget_breach_fails_the_pr(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "total tokens rose" in done.stdout and "budget of 50%" in done.stdout
     assert "pass rate 100.0% → 100.0%" in done.stdout  # the pass rate did not move
+
+
+def test_tokens_a_side_did_not_report_are_unmeasured_not_a_rise_from_zero(
+    tmp_path: Path,
+) -> None:
+    """A base system that returns no usage reports 0 tokens: that is an unknown, like a
+    missing price, not a rise "from 0" that fails every PR whose head does report them."""
+    base_rows = [case(f"c{i}") for i in range(20)]
+    head_rows = [case(f"c{i}", tokens={"prompt": 100, "completion": 5}) for i in range(20)]
+    c = explain(
+        compare(*_pair(tmp_path, base_rows, head_rows), Policy(budgets=Budgets(tokens_pct=20)))
+    )
+    assert c.verdict == "pass"
+    assert any("total tokens budget was not checked" in n for n in c.notes)
+    priced = [case(f"c{i}", cost_usd=0.0) for i in range(20)]
+    costly = [case(f"c{i}", cost_usd=0.01) for i in range(20)]
+    c = explain(compare(*_pair(tmp_path, priced, costly), Policy(budgets=Budgets(cost_pct=20))))
+    assert c.verdict == "fail" and any("cost was 0 on base" in r for r in c.reasons)

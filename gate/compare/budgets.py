@@ -19,10 +19,16 @@ def increase_pct(base: float | None, head: float | None) -> float | None:
     return 100.0 * (head - base) / base
 
 
+def _tokens(side: SideUsage) -> float | None:
+    """A side's total tokens; None when it reported none (a system that returns no usage), which
+    is not a rise "from 0" when the other side's does."""
+    return float(side.tokens_total) if side.tokens_total else None
+
+
 def _metrics(base: SideUsage, head: SideUsage) -> dict[str, tuple[float | None, float | None]]:
     return {
         "cost": (base.cost_usd, head.cost_usd),
-        "tokens": (float(base.tokens_total), float(head.tokens_total)),
+        "tokens": (_tokens(base), _tokens(head)),
         "latency_p95": (base.latency_p95_ms, head.latency_p95_ms),
     }
 
@@ -46,8 +52,8 @@ def budget_findings(base: SideUsage, head: SideUsage, budgets: Budgets) -> list[
             if after > 0:
                 found.append(Finding(kind="budget_from_zero", outcome="fail", names=[name]))
             continue
-        rise = 100.0 * (after - before) / before
-        if rise > limit + 1e-9:
+        rise = increase_pct(before, after)
+        if rise is not None and rise > limit + 1e-9:
             found.append(
                 Finding(kind="budget", outcome="fail", names=[name], value=rise, limit=limit)
             )

@@ -132,7 +132,8 @@ WORDS: dict[str, Callable[[Finding], str]] = {
     ),
     "budget_unmeasured": lambda f: (
         f"the {BUDGET_NAMES.get(f.names[0], f.names[0])} budget was not checked: a side did "
-        f"not report its {BUDGET_NAMES.get(f.names[0], f.names[0])} (e.g. no price for the model)"
+        f"not report its {BUDGET_NAMES.get(f.names[0], f.names[0])} "
+        + ("(e.g. no price for the model)" if f.names[0] == "cost" else "(e.g. no usage)")
     ),
     "within_threshold": _within,
     "no_blocker_fails": lambda f: "no blocking case fails on head",
