@@ -10,9 +10,10 @@ s / √n, and a two-sided test at level α detects a true change of
 with probability `power` (80% here). `s` is the observed spread of the per-case differences,
 so it reflects n, the repeats (more runs per case shrink each case's noise) and the observed
 discordance (cases that differ between the sides). A suite with no discordance at all has
-s = 0, which would claim infinite resolution; it is then taken as if one case had flipped,
-and the MDE is never below one case's weight (100 / n points): no drop smaller than one case
-can be seen at all.
+s = 0, which would claim infinite resolution; s is therefore never taken below the spread of
+one flipped case (s² = 1/n; this also applies to a few small moves of fractions), and the MDE
+is never below one case's weight (100 / n points): no drop smaller than one case can be seen
+at all.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def resolution(
     mean = sum(diffs) / n
     variance = sum((d - mean) ** 2 for d in diffs) / (n - 1)
     discordant = sum(1 for d in diffs if d != 0)
-    floor = (1.0 - 1.0 / n) / (n - 1)  # the variance of n - 1 zeros and one flip
+    floor = 1.0 / n  # the variance of n - 1 zeros and one flip: ((n - 1) / n) / (n - 1)
     sd = math.sqrt(max(variance, floor))
     weight = 100.0 / n
     return Power(
