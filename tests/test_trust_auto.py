@@ -174,3 +174,24 @@ def test_the_budget_is_over_the_paired_cases(tmp_path: Path) -> None:
     assert state.limit == 175
     ids, size = state.next(*reports, Policy(threshold=0))
     assert (len(ids), size, state.stop) == (50, 1, None)  # the uniform round, not "budget"
+
+
+def test_auto_records_the_plan_in_the_held_out_detail_reports_too(tmp_path: Path) -> None:
+    """The full reports of --heldout-detail get the rounds' runs; they must also get the plan
+    and how each case ended, or `gate compare` of them reads the runs as fixed repeats (the
+    plain, biased fractions) and can reach another verdict than the comment."""
+    ids = [f"c{i:02d}" for i in range(30)]
+    p = {i: (0.5 if k < 10 else 0.97) for k, i in enumerate(ids)}
+    repo = make_repo(tmp_path / "repo", ids, p, repeats="auto", seed=1, threshold=3)
+    (repo / "model.json").write_text(model_json(p, seed=2))
+    commit(repo, "fresh noise")
+    private = tmp_path / "private"
+    done = gate("check", "--base", "HEAD~1", "--heldout-detail", str(private), cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    assert "round 1: " in done.stderr
+    for label in ("base", "head"):
+        public = (repo / f"reports/noisy/{label}.jsonl").read_text().splitlines()
+        detail = (private / f"noisy/{label}.jsonl").read_text().splitlines()
+        assert json.loads(detail[0])["auto"] == json.loads(public[0])["auto"]
+        ends = [json.loads(line)["auto_end"] for line in detail[1:]]
+        assert ends == [json.loads(line)["auto_end"] for line in public[1:]]

@@ -165,15 +165,27 @@ def spend(
             break
         state.rounds += 1
         base, head = read_report(paths["base"]), read_report(paths["head"])
-    record(state, base, head)
+    record(state, base, head, [read_report(path) for path in _detail_reports(sides)])
     done = f"[gate] suite {suite}: repeats auto: {STOPS[state.stop]} after {state.rounds} rounds"
     print(done, file=stream, flush=True)
 
 
-def record(state: Round, base: Report, head: Report) -> None:
-    """Write the plan, the rounds and why they stopped into both reports."""
+def _detail_reports(sides: Sequence[Side]) -> list[Path]:
+    """The sides' full held-out reports (`--heldout-detail DIR`), which the rounds extend too."""
+    found = []
+    for side in sides:
+        if "--heldout-detail" in side.args:
+            folder = Path(side.args[side.args.index("--heldout-detail") + 1])
+            if (folder / side.report.name).is_file():
+                found.append(folder / side.report.name)
+    return found
+
+
+def record(state: Round, base: Report, head: Report, others: Sequence[Report] = ()) -> None:
+    """Write the plan, the rounds and why they stopped into both reports (and `others`: the
+    held-out detail reports, so that a comparison of them follows the plan as well)."""
     plan = state.plan.model_copy(update={"rounds": state.rounds, "stop": state.stop or ""})
-    for report in (base, head):
+    for report in (base, head, *others):
         finish(report, plan, state.active, _calls(report))
 
 
