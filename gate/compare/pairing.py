@@ -33,10 +33,6 @@ MAX_CHECKS = 20
 CLEAR_CHANGE = 0.5  # with repeats: a regression's pass fraction fell by at least this much
 
 
-def fraction(result: CaseResult) -> float:
-    return plain_fraction(result)
-
-
 def _excerpt(text: str | None, limit: int) -> str | None:
     return text if text is None or len(text) <= limit else text[:limit]
 
@@ -94,8 +90,8 @@ def case_change(
     source = head if head is not None else base
     assert source is not None
     heldout = source.heldout or bool(base and base.heldout)
-    base_fraction = fraction(base) if base else None
-    head_fraction = fraction(head) if head else None
+    base_fraction = plain_fraction(base) if base else None
+    head_fraction = plain_fraction(head) if head else None
     if estimate is not None:
         base_fraction, head_fraction = estimate
     return CaseChange(
