@@ -5,7 +5,8 @@ After round 0 (every case `first` times on both sides, the ordinary `gate run`),
    runs were allocated by the outcomes) and the interval of the delta;
 2. stop when the interval lies wholly on one side of -threshold (the verdict is clear);
 3. otherwise keep the cases whose outcome is still uncertain (`gate.report.plan.continues`),
-   stop when there are none, or when another round would pass the call budget;
+   stop when there are none, or at the call budget (when a whole round would pass it, a
+   last round takes as many of them as it allows, in an order by id hash);
 4. run more attempts of just those cases on both sides (`gate run --append --cases-from`),
    in the same two processes as round 0, and go to 1.
 At the end both reports record the plan, the rounds, the calls and why it stopped, and each

@@ -39,7 +39,8 @@ def continues(plan: Plan, own: int, other: int, runs: int, round_index: int) -> 
     """The per-case rule: after round `round_index`, with `runs` runs on each side and `own` and
     `other` passes, does the case get more? In the uniform rounds every case does; later, a case
     does while its outcome is uncertain: its rarer outcome, over both sides, is at least
-    `minority` of its runs (a case that differs between the sides is such a case)."""
+    `minority` of its runs (with few runs, any case whose runs differ; later a single
+    differing run no longer is enough: 5/5 against 4/5 stops at the default 15%)."""
     if runs >= plan.max_repeats:
         return False
     if round_index < plan.uniform:
