@@ -233,3 +233,17 @@ def test_nothing_to_gate_and_bad_flags_are_clear_errors(tmp_path: Path) -> None:
     named = gate(repo, "init", "--prompt", "p.j2", "--model-config", "m.yaml")
     assert named.returncode == 0, named.stderr
     assert gate(repo, "validate").returncode == 0
+
+
+def test_a_prompt_that_reads_the_input_object_gets_its_keys(tmp_path: Path) -> None:
+    """`{{ input.question }}` needs `question` in the case input, not a key named `input`."""
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/a.j2": "{{ input.question }} in {{ input['lang'] }} ({{ input.id }}), {{ tone }}",
+        "model.yaml": "model: m\n",
+    })  # fmt: skip
+    done = gate(repo, "init")
+    assert done.returncode == 0, done.stderr
+    first = json.loads((repo / "evals/cases.jsonl").read_text().splitlines()[0])
+    assert sorted(first["input"]) == ["lang", "question", "tone"]
+    validated = gate(repo, "validate")
+    assert validated.returncode == 0, validated.stdout + validated.stderr

@@ -101,15 +101,28 @@ def is_prompt_path(path: str) -> bool:
 
 
 def template_variables(text: str) -> tuple[str, ...] | None:
-    """The variables a jinja2 template needs from the case input; None if it does not parse."""
+    """The keys a jinja2 template needs in the case input; None if it does not parse.
+
+    Its undeclared variables, except `input` (the whole input, given by the gate): the keys the
+    template reads from that (`input.question`, `input["lang"]`) count instead."""
     import jinja2
-    from jinja2 import meta
+    from jinja2 import meta, nodes
 
     try:
         tree = jinja2.Environment().parse(text)
     except jinja2.TemplateSyntaxError:
         return None
-    return tuple(sorted(meta.find_undeclared_variables(tree)))
+    names = meta.find_undeclared_variables(tree) - {"input"}
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        if not isinstance(node, nodes.Getattr | nodes.Getitem):
+            continue
+        if isinstance(node.node, nodes.Name) and node.node.name == "input":
+            key = node.attr if isinstance(node, nodes.Getattr) else None
+            if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+                key = node.arg.value
+            if isinstance(key, str) and key != "id":
+                names.add(key)
+    return tuple(sorted(names))
 
 
 def model_of(text: str) -> str | None:
