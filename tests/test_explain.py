@@ -275,3 +275,34 @@ def test_system_diff_between_commits_reads_git(tmp_path: Path) -> None:
     assert (changed.added, changed.removed, changed.diff_lines) == (1, 1, 5)
     assert binary.binary and not binary.diff
     assert outside.note and not outside.diff
+
+
+def test_a_watched_case_file_is_listed_without_its_diff(tmp_path: Path) -> None:
+    """A `watch` glob that covers the cases hashes them, but a case file may hold held-out
+    cases: its diff would show their input and expectations."""
+    root = tmp_path / "repo"
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "bot.py").write_text("def answer(q):\n    return 'hello'\n")
+    secret = {"id": "s", "heldout": True, "input": {"q": "x"}, "expect": {"min_chars": 1}}
+    (root / "app" / "cases.jsonl").write_text(json.dumps(secret) + "\n")
+    config = {
+        "watch": ["app/**"],
+        "cases": "app/cases.jsonl",
+        "system": {"kind": "python", "target": "app.bot:answer"},
+    }
+    (root / "gate.yml").write_text(json.dumps(config))
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.index.add(["."])
+    repo.index.commit("base")
+    repo.close()
+    (root / "app" / "bot.py").write_text("def answer(q):\n    return 'hello there'\n")
+    secret["expect"] = {"must_not_include": ["TOPSECRET-PHRASE"]}
+    (root / "app" / "cases.jsonl").write_text(json.dumps(secret) + "\n")
+    env = {"GATE_CACHE_DIR": str(tmp_path / "cache")}
+    done = run_gate("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
+    assert done.code == 0, done.err
+    system = done.out[done.out.index("🧾 What the PR changed in the system") :]
+    assert "+    return 'hello there'" in system  # the code's diff is shown
+    assert "<code>app/cases.jsonl</code> · modified" in system
+    assert "no diff shown \\(it may hold held\\-out cases\\)" in system
+    assert "TOPSECRET" not in done.out

@@ -29,7 +29,7 @@ from gate.flow.git import FileChange, GitRepo
 from gate.flow.judging import SuiteRun, judge
 from gate.flow.sides import Side, run_sides, side_env
 from gate.flow.system_diff import with_system_diff
-from gate.flow.triggers import relevant_changes, suite_triggers
+from gate.flow.triggers import case_globs, relevant_changes, suite_triggers
 from gate.inputs.config import (
     LoadedConfig,
     load_config,
@@ -263,8 +263,10 @@ def outcomes(
     for plan in plans:
         if plan.runs:
             comparison, reports = judged[plan.name]
+            suite = request.config.config.suite(plan.name)
+            cases = case_globs(request.config, suite, request.repo.root)
             comparison = with_system_diff(
-                request.repo, request.base_sha, request.head_sha, comparison
+                request.repo, request.base_sha, request.head_sha, comparison, cases
             )
         else:
             comparison, reports = skipped_comparison(plan.skip_reason or "", suite=plan.name), {}

@@ -3,20 +3,26 @@ hash differs between the two runs' metadata (`RunMeta.files`: the config, the pr
 model-config files, the watched files), from the base commit to the head commit, or to the
 working tree for `gate check`. A file only one side lists is added or removed.
 
+A case file that a `watch` glob hashed is listed without its diff: it may hold held-out
+cases, whose input and expectations the comment never shows.
+
 The diffs are data for the render (`Comparison.system_diff`), which stays pure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from gate.compare.models import Comparison
 from gate.compare.system import FileDiff, FileStatus, SystemDiff, changed_files, cut_diff
 from gate.errors import GitError
 from gate.flow.git import GitRepo
+from gate.inputs.globs import watched
 
 DIFF_ARGS = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=3")
 SNIFF_BYTES = 8000
+CASE_FILE = "a case file: no diff shown (it may hold held-out cases)"
 
 
 def _inside(path: str) -> bool:
@@ -74,22 +80,36 @@ def file_diff(
 
 
 def read_system_diff(
-    repo: GitRepo, base_sha: str, head_sha: str | None, comparison: Comparison
+    repo: GitRepo,
+    base_sha: str,
+    head_sha: str | None,
+    comparison: Comparison,
+    cases: Sequence[str] = (),
 ) -> SystemDiff | None:
-    """The diffs of the files the two runs' metadata lists as changed; None if none did."""
+    """The diffs of the files the two runs' metadata lists as changed; None if none did.
+    Files matched by `cases` (the suite's case globs) are listed without their diff."""
     changed = changed_files(comparison.base_meta, comparison.head_meta)
     if not changed:
         return None
-    files = [file_diff(repo, base_sha, head_sha, path, status) for path, status in changed]
+    files = [
+        FileDiff(path=path, status=status, note=CASE_FILE)
+        if watched(path, cases)
+        else file_diff(repo, base_sha, head_sha, path, status)
+        for path, status in changed
+    ]
     return SystemDiff(base_sha=base_sha, head_sha=head_sha, files=files)
 
 
 def with_system_diff(
-    repo: GitRepo, base_sha: str, head_sha: str | None, comparison: Comparison
+    repo: GitRepo,
+    base_sha: str,
+    head_sha: str | None,
+    comparison: Comparison,
+    cases: Sequence[str] = (),
 ) -> Comparison:
     """`comparison` with its `system_diff` filled in (a skipped or failed one is left alone)."""
     base, head = comparison.base_meta, comparison.head_meta
     if base is None or head is None or not base.files or not head.files:
         return comparison  # a side that did not run hashed nothing: no diff to tell
-    diff = read_system_diff(repo, base_sha, head_sha, comparison)
+    diff = read_system_diff(repo, base_sha, head_sha, comparison, cases)
     return comparison.model_copy(update={"system_diff": diff}) if diff else comparison

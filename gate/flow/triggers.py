@@ -54,15 +54,20 @@ def system_files(suite: SuiteConfig, root: Path) -> list[str]:
     return []
 
 
-def suite_triggers(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str]:
-    """Globs (repo-relative) whose change makes the suite run: `watch` (global and the
-    suite's), gate.yml itself, the suite's case files and the system's own files."""
+def case_globs(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str]:
+    """The suite's case files, as repo-relative paths or globs."""
     config_dir = relative_posix(loaded.base_dir, root) or ""
     prefix = f"{config_dir}/" if config_dir not in ("", ".") else ""
     cases = [suite.cases] if isinstance(suite.cases, str) else list(suite.cases)
+    return [prefix + c.removeprefix("./") for c in cases]
+
+
+def suite_triggers(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str]:
+    """Globs (repo-relative) whose change makes the suite run: `watch` (global and the
+    suite's), gate.yml itself, the suite's case files and the system's own files."""
     patterns = [*loaded.config.watch, *suite.watch]
     patterns += [p for p in [relative_posix(loaded.path, root)] if p]
-    patterns += [prefix + c.removeprefix("./") for c in cases]
+    patterns += case_globs(loaded, suite, root)
     patterns += [f.removeprefix("./") for f in system_files(suite, root)]
     patterns += [f"{p.strip('/')}/**" for p in loaded.config.sandbox.pythonpath]
     return list(dict.fromkeys(patterns))
