@@ -187,16 +187,6 @@ def headline_parts(c: Comparison) -> list[Md]:
     return parts
 
 
-def excerpt_cases(c: Comparison, limits: Limits) -> tuple[list[CaseChange], int]:
-    """Failing cases whose output is worth a look: blockers first, then regressions."""
-    seen: dict[str, CaseChange] = {}
-    for case in c.case_list([*c.blocker_failures, *c.regressions]):
-        if not case.heldout and case.output is not None:
-            seen.setdefault(case.id, case)
-    shown = list(seen.values())
-    return shown[: limits.excerpts], len(shown)
-
-
 def _explained(cases: list[CaseChange], limits: Limits) -> list[Explained]:
     return [
         explain(
@@ -332,7 +322,6 @@ def delta_digits(c: Comparison) -> int:
 
 
 def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
-    shown, total = excerpt_cases(c, limits)
     explained, explained_total = explained_cases(c, limits)
     fixes, fixes_total = explained_fixes(c, limits)
     return {
@@ -350,8 +339,6 @@ def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[
         "sha_link": lambda sha: sha_link(sha, ctx),
         "checks": lambda case: checks_cell(case, limits),
         "new_blockers": set(c.new_blocker_failures),
-        "excerpt_cases": shown,
-        "excerpt_total": total,
         "explained": explained,
         "explained_total": explained_total,
         "explained_fixes": fixes,
