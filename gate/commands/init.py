@@ -83,7 +83,7 @@ def handle(args: argparse.Namespace) -> int:
     for path in found.prompts:
         print(f"  found prompt template {path.path}")
     for config in found.model_configs:
-        print(f"  found model config {config} (model: {found.models.get(config, '?')})")
+        print(f"  found model config {config} (model: {found.models[config].model})")
     for line in plan.why:
         print(f"  {line}")
     for name, text in files.items():

@@ -10,7 +10,8 @@ syntax trees. The rules, also in docs/init.md:
   in a folder named `prompt`/`prompts`/`templates` or whose name contains `prompt`. README,
   CHANGELOG and LICENSE files are never prompts.
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
-  (outside `.github/`, and not `gate.yml`).
+  (outside `.github/`, and not `gate.yml`). Its `provider:`, else a `claude…` model name,
+  makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's.
 - **Python entry point** (`module:function`): a top-level public function with exactly one
   required parameter, in a module that imports an LLM SDK (openai, anthropic, litellm, ...) or
   names one of the prompt or model-config files found; the function must be named like an
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -54,13 +56,21 @@ class PythonTarget:
     target: str  # module:function
     path: str
     input_keys: tuple[str, ...]  # keys the function reads from its argument, in order
+    sdks: tuple[str, ...] = ()  # the LLM SDKs its module imports, sorted
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    model: str  # its `model:`
+    kind: str  # the suite's system kind: openai or anthropic
+    key_env: str  # the variable the provider's key is read from
 
 
 @dataclass
 class Findings:
     prompts: list[Prompt] = field(default_factory=list)
     model_configs: list[str] = field(default_factory=list)
-    models: dict[str, str] = field(default_factory=dict)  # model config -> its `model:`
+    models: dict[str, ModelConfig] = field(default_factory=dict)  # by model config path
     targets: list[PythonTarget] = field(default_factory=list)
 
 
@@ -125,13 +135,22 @@ def template_variables(text: str) -> tuple[str, ...] | None:
     return tuple(sorted(names))
 
 
-def model_of(text: str) -> str | None:
+def model_of(text: str) -> ModelConfig | None:
+    """The model config's model, provider and key variable; None if it names no model."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
     model = data.get("model") if isinstance(data, dict) else None
-    return model if isinstance(model, str) and model.strip() else None
+    if not isinstance(model, str) or not model.strip():
+        return None
+    provider = data.get("provider")
+    if provider not in ("openai", "anthropic"):
+        provider = "anthropic" if model.lower().startswith("claude") else "openai"
+    key_env = data.get("api_key_env")
+    if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
+        key_env = f"{provider.upper()}_API_KEY"
+    return ModelConfig(model, provider, key_env)
 
 
 def read_text(path: Path) -> str | None:
@@ -218,7 +237,8 @@ def entry_points(path: str, text: str, known_files: set[str]) -> list[PythonTarg
         return []
     names = {PurePosixPath(f).name for f in known_files}
     mentions = any(name in s for s in strings_in(tree) for name in names)
-    if not (imported_tops(tree) & LLM_SDKS or mentions):
+    sdks = tuple(sorted(imported_tops(tree) & LLM_SDKS))
+    if not (sdks or mentions):
         return []
     found = []
     for node in tree.body:
@@ -236,7 +256,7 @@ def entry_points(path: str, text: str, known_files: set[str]) -> list[PythonTarg
         keys = keys_read(node, param)
         # A loader such as `load_config(path)` is no entry point: ask for a sign of one.
         if node.name in ENTRY_NAMES or param in INPUT_PARAMS or keys:
-            found.append(PythonTarget(f"{module}:{node.name}", path, keys))
+            found.append(PythonTarget(f"{module}:{node.name}", path, keys, sdks))
     return found
 
 

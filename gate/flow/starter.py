@@ -69,7 +69,25 @@ def python_plan(target: PythonTarget, findings: Findings) -> Plan:
         suites=[Suite(name, {"kind": "python", "target": target.target}, keys)],
         watch=watch_globs(findings),
         why=why,
+        key_envs=python_key_envs(target, findings),
     )
+
+
+def python_key_envs(target: PythonTarget, findings: Findings) -> tuple[str, ...]:
+    """The keys of the SDKs the module imports (openai, anthropic), else of the model configs
+    found, else OPENAI_API_KEY."""
+    keys = [
+        f"{kind.upper()}_API_KEY"
+        for kind in ("openai", "anthropic")
+        if {kind, f"langchain_{kind}"} & set(target.sdks)
+    ]
+    if not keys:
+        keys = sorted({m.key_env for m in findings.models.values()}, key=_openai_first)
+    return tuple(keys) or ("OPENAI_API_KEY",)
+
+
+def _openai_first(key: str) -> tuple[bool, str]:
+    return key != "OPENAI_API_KEY", key
 
 
 def prompt_plan(findings: Findings) -> Plan:
@@ -84,18 +102,13 @@ def prompt_plan(findings: Findings) -> Plan:
     for prompt in findings.prompts:
         config = nearest(prompt.path, findings.model_configs)
         name = suite_name(prompt.path, {s.name for s in suites})
-        model = findings.models.get(config, "")
-        kind = "anthropic" if model.lower().startswith("claude") else "openai"
+        kind = findings.models[config].kind
         system = {"kind": kind, "model_config": config, "prompt": prompt.path}
         suites.append(Suite(name, system, prompt.variables))
         why.append(f"suite {name}: {kind} system, prompt {prompt.path}, model config {config}")
-    kinds = {s.system["kind"] for s in suites}
-    return Plan(
-        suites=suites,
-        watch=watch_globs(findings),
-        why=why,
-        key_envs=tuple(f"{kind.upper()}_API_KEY" for kind in sorted(kinds, reverse=True)),
-    )
+    used = {s.system["model_config"] for s in suites}
+    keys = sorted({findings.models[c].key_env for c in used}, key=_openai_first)
+    return Plan(suites=suites, watch=watch_globs(findings), why=why, key_envs=tuple(keys))
 
 
 def make_plan(findings: Findings) -> Plan:
