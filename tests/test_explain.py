@@ -267,6 +267,7 @@ def test_system_diff_between_commits_reads_git(tmp_path: Path) -> None:
     handle = GitRepo(tmp_path)
     try:
         changed = file_diff(handle, base, head, "prompt.md", "modified")
+        glob = file_diff(handle, base, head, "*.md", "added")  # a file name, not a pathspec
         binary = file_diff(handle, base, head, "logo.bin", "modified")
         outside = file_diff(handle, base, head, "../etc/passwd", "modified")
     finally:
@@ -274,6 +275,7 @@ def test_system_diff_between_commits_reads_git(tmp_path: Path) -> None:
     assert changed.diff.splitlines() == ["@@ -1,3 +1,3 @@", " one", "-two", "+2", " three"]
     assert (changed.added, changed.removed, changed.diff_lines) == (1, 1, 5)
     assert binary.binary and not binary.diff
+    assert not glob.diff and "two" not in (glob.note or "")
     assert outside.note and not outside.diff
 
 

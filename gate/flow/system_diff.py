@@ -58,7 +58,8 @@ def file_diff(
         return FileDiff(path=path, status=status, note="outside the repository: no diff")
     revisions = (base_sha, head_sha) if head_sha else (base_sha,)
     try:
-        hunks, binary = _hunks(repo.git(*DIFF_ARGS, *revisions, "--", path))
+        # literal: a file named `p*.md` must not pull in the diff of every file it matches
+        hunks, binary = _hunks(repo.git(*DIFF_ARGS, *revisions, "--", f":(literal){path}"))
         local = repo.root / path
         if not hunks and not binary and head_sha is None and status == "added" and local.is_file():
             hunks, binary = _new_file(local)
