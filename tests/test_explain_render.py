@@ -362,3 +362,12 @@ def test_the_preview_colours_diff_lines_as_github_does() -> None:
     page = html_page(render_comment(comparison([(base, head)]), CTX), title="t")
     assert '<span class="pl-md">- old line</span>' in page
     assert '<span class="pl-mi1">+ new &lt;line&gt;</span>' in page
+
+
+def test_a_chart_quoted_in_an_output_stays_text_in_the_preview() -> None:
+    chart = '```mermaid\nxychart-beta\n    x-axis ["a", "b"]\n    bar [50, 60]\n```'
+    base = result("k", output=f"Intro.\n{chart}\nold")
+    head = result("k", "fail", f"Intro.\n{chart}\nnew", checks=[failed("include:old")])
+    page = html_page(render_comment(comparison([(base, head)]), CTX), title="t")
+    assert "&lt;svg" not in page and "<svg" not in page
+    assert "  xychart-beta" in page  # shown as the diff's context line

@@ -13,7 +13,8 @@ import html
 import re
 from dataclasses import dataclass
 
-_MERMAID = re.compile(r"```mermaid\n(.*?)```", re.DOTALL)
+# A chart's fences start their lines: "```mermaid" quoted inside a diff line is text.
+_MERMAID = re.compile(r"^```mermaid\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 _BRACKETS = re.compile(r"\[(.*?)\]")
 
 CSS = """
