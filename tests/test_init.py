@@ -269,3 +269,22 @@ def test_the_workflow_passes_the_key_the_system_reads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     env = yaml.safe_load((app / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
     assert env == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
+
+
+def test_example_inputs_have_the_shape_the_prompt_reads(tmp_path: Path) -> None:
+    """A variable the prompt loops over is a list, one it reads keys from a mapping: strings
+    there fail `gate validate` ('str object' has no attribute 'name')."""
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/a.j2": "Hi {{ user.name }} ({{ user['plan'] }}). {{ tone.upper() }}\n"
+        "{% for d in docs %}{{ d.text }}{% endfor %}{% for t in input.tags %}{{ t }}{% endfor %}",
+        "model.yaml": "model: m\n",
+    })  # fmt: skip
+    done = gate(repo, "init")
+    assert done.returncode == 0, done.stderr
+    first = json.loads((repo / "evals/cases.jsonl").read_text().splitlines()[0])
+    assert first["input"] == {
+        "docs": [], "tags": [], "tone": "example tone 1",
+        "user": {"name": "example name 1", "plan": "example plan 1"},
+    }  # fmt: skip
+    validated = gate(repo, "validate")
+    assert validated.returncode == 0, validated.stdout + validated.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import InputError
-from gate.flow.scaffold import Findings, Prompt, PythonTarget, model_of, scan, template_variables
+from gate.flow.scaffold import Findings, Prompt, PythonTarget, model_of, scan, template_inputs
 from gate.flow.starter import files_for, make_plan
 
 
@@ -51,10 +51,10 @@ def apply_overrides(found: Findings, root: Path, args: argparse.Namespace) -> Fi
         prompts = []
         for name in args.prompt:
             path = relative(root, name, "--prompt")
-            variables = template_variables((root / path).read_text(encoding="utf-8"))
-            if variables is None:
+            inputs = template_inputs((root / path).read_text(encoding="utf-8"))
+            if inputs is None:
                 raise InputError("not a valid jinja2 template", file=path, key="--prompt")
-            prompts.append(Prompt(path, variables))
+            prompts.append(Prompt(path, tuple(inputs), inputs))
         found.prompts = prompts
         if not args.target:
             found.targets = []  # naming prompts asks for a model system

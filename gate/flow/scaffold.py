@@ -28,6 +28,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 import yaml
 
@@ -45,10 +46,15 @@ INPUT_PARAMS = {"input", "inputs", "request", "case", "payload", "query", "quest
 MAX_BYTES = 512 * 1024  # bigger files are data, not prompts or configs
 
 
+# An example input value's shape: a string, an (empty) list, or a mapping with these keys.
+Shape = Literal["text", "list"] | tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Prompt:
     path: str  # relative to the repository root, with forward slashes
-    variables: tuple[str, ...]  # the template's undeclared variables, sorted
+    variables: tuple[str, ...]  # the keys the template needs in the case input, sorted
+    shapes: dict[str, Shape] = field(default_factory=dict)  # by key; "text" when absent
 
 
 @dataclass(frozen=True)
@@ -110,11 +116,14 @@ def is_prompt_path(path: str) -> bool:
     return False
 
 
-def template_variables(text: str) -> tuple[str, ...] | None:
-    """The keys a jinja2 template needs in the case input; None if it does not parse.
+def template_inputs(text: str) -> dict[str, Shape] | None:
+    """The keys a jinja2 template needs in the case input, each with the shape of an example
+    value that renders; None if it does not parse.
 
     Its undeclared variables, except `input` (the whole input, given by the gate): the keys the
-    template reads from that (`input.question`, `input["lang"]`) count instead."""
+    template reads from that (`input.question`, `input["lang"]`) count instead. A variable
+    the template loops over is a list (`{% for d in docs %}`: an empty one); one it reads keys
+    from (`{{ user.name }}`, not a method call such as `name.upper()`) a mapping of them."""
     import jinja2
     from jinja2 import meta, nodes
 
@@ -122,17 +131,50 @@ def template_variables(text: str) -> tuple[str, ...] | None:
         tree = jinja2.Environment().parse(text)
     except jinja2.TemplateSyntaxError:
         return None
-    names = meta.find_undeclared_variables(tree) - {"input"}
-    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
-        if not isinstance(node, nodes.Getattr | nodes.Getitem):
+
+    def key_of(node: nodes.Node) -> str | None:
+        if isinstance(node, nodes.Getattr):
+            return node.attr
+        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+            return node.arg.value if isinstance(node.arg.value, str) else None
+        return None
+
+    def from_input(node: nodes.Node) -> str | None:
+        """`input.key` or `input["key"]`: the key."""
+        if isinstance(node, nodes.Getattr | nodes.Getitem) and isinstance(node.node, nodes.Name):
+            key = key_of(node) if node.node.name == "input" else None
+            return key if key != "id" else None
+        return None
+
+    def variable(node: nodes.Node) -> str | None:
+        if isinstance(node, nodes.Name):
+            return None if node.name == "input" else node.name
+        return from_input(node)
+
+    shapes: dict[str, Shape] = {
+        name: "text" for name in meta.find_undeclared_variables(tree) - {"input"}
+    }
+    lookups = [
+        n for n in tree.find_all((nodes.Getattr, nodes.Getitem))
+        if isinstance(n, nodes.Getattr | nodes.Getitem)
+    ]  # fmt: skip
+    for lookup in lookups:
+        key = from_input(lookup)
+        if key is not None:
+            shapes.setdefault(key, "text")
+    for loop in tree.find_all(nodes.For):
+        name = variable(loop.iter) if isinstance(loop, nodes.For) else None
+        if name in shapes:
+            shapes[name] = "list"
+    methods = {id(call.node) for call in tree.find_all(nodes.Call) if isinstance(call, nodes.Call)}
+    for lookup in lookups:
+        name, key = variable(lookup.node), key_of(lookup)
+        if name not in shapes or key is None or id(lookup) in methods:
             continue
-        if isinstance(node.node, nodes.Name) and node.node.name == "input":
-            key = node.attr if isinstance(node, nodes.Getattr) else None
-            if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
-                key = node.arg.value
-            if isinstance(key, str) and key != "id":
-                names.add(key)
-    return tuple(sorted(names))
+        shape = shapes[name]
+        if shape != "list":
+            shapes[name] = tuple(sorted({*(shape if isinstance(shape, tuple) else ()), key}))
+    return dict(sorted(shapes.items()))
 
 
 def model_of(text: str) -> ModelConfig | None:
@@ -273,9 +315,9 @@ def scan(root: Path) -> Findings:
         pure = PurePosixPath(path)
         if is_prompt_path(path):
             text = read_text(root / path)
-            variables = template_variables(text) if text is not None else None
-            if variables is not None:
-                found.prompts.append(Prompt(path, variables))
+            inputs = template_inputs(text) if text is not None else None
+            if inputs is not None:
+                found.prompts.append(Prompt(path, tuple(inputs), inputs))
         elif (
             pure.suffix in {".yml", ".yaml"}
             and pure.parts[0] != ".github"

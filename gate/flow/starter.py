@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from gate.errors import InputError
-from gate.flow.scaffold import PROMPT_FOLDERS, Findings, PythonTarget, nearest
+from gate.flow.scaffold import PROMPT_FOLDERS, Findings, PythonTarget, Shape, nearest
 
 CONFIG = "gate.yml"
 WORKFLOW = ".github/workflows/eval-gate.yml"
@@ -27,6 +27,7 @@ class Suite:
     system: dict[str, Any]
     input_keys: tuple[str, ...]
     cases: str = ""
+    shapes: dict[str, Shape] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,13 +61,15 @@ def watch_globs(findings: Findings) -> list[str]:
 
 
 def python_plan(target: PythonTarget, findings: Findings) -> Plan:
-    keys = target.input_keys or next((p.variables for p in findings.prompts if p.variables), ())
+    prompt = next((p for p in findings.prompts if p.variables), None)
+    keys = target.input_keys or (prompt.variables if prompt else ())
+    shapes = prompt.shapes if prompt and not target.input_keys else {}
     name = target.target.partition(":")[0].split(".")[-1]
     why = [f"system: python `{target.target}` ({target.path})"]
     if findings.prompts or findings.model_configs:
         why.append("its prompts and model configs are watched: the function reads them itself")
     return Plan(
-        suites=[Suite(name, {"kind": "python", "target": target.target}, keys)],
+        suites=[Suite(name, {"kind": "python", "target": target.target}, keys, shapes=shapes)],
         watch=watch_globs(findings),
         why=why,
         key_envs=python_key_envs(target, findings),
@@ -104,7 +107,7 @@ def prompt_plan(findings: Findings) -> Plan:
         name = suite_name(prompt.path, {s.name for s in suites})
         kind = findings.models[config].kind
         system = {"kind": kind, "model_config": config, "prompt": prompt.path}
-        suites.append(Suite(name, system, prompt.variables))
+        suites.append(Suite(name, system, prompt.variables, shapes=prompt.shapes))
         why.append(f"suite {name}: {kind} system, prompt {prompt.path}, model config {config}")
     used = {s.system["model_config"] for s in suites}
     keys = sorted({findings.models[c].key_env for c in used}, key=_openai_first)
@@ -141,10 +144,18 @@ def config_text(plan: Plan) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, width=100)
 
 
-def example_input(keys: tuple[str, ...], n: int) -> dict[str, str]:
-    if not keys:
+def example_value(key: str, n: int, shape: Shape) -> Any:
+    if shape == "list":
+        return []
+    if isinstance(shape, tuple):
+        return {k: f"example {k} {n}" for k in shape}
+    return f"example {key} {n}"
+
+
+def example_input(suite: Suite, n: int) -> dict[str, Any]:
+    if not suite.input_keys:
         return {"question": f"example question {n}"}
-    return {key: f"example {key} {n}" for key in keys}
+    return {k: example_value(k, n, suite.shapes.get(k, "text")) for k in suite.input_keys}
 
 
 def cases_text(suite: Suite) -> str:
@@ -154,14 +165,14 @@ def cases_text(suite: Suite) -> str:
         {
             "id": "example-1",
             "task": "example",
-            "input": example_input(suite.input_keys, 1),
+            "input": example_input(suite, 1),
             "expect": {"min_chars": 1},
             "metadata": mark,
         },
         {
             "id": "example-2",
             "task": "example",
-            "input": example_input(suite.input_keys, 2),
+            "input": example_input(suite, 2),
             "expect": {"max_chars": 4000, "must_not_include": ["as an AI language model"]},
             "metadata": mark,
         },
@@ -169,7 +180,7 @@ def cases_text(suite: Suite) -> str:
             "id": "example-3",
             "task": "example",
             "severity": "minor",
-            "input": example_input(suite.input_keys, 3),
+            "input": example_input(suite, 3),
             "expect": {"not_regex": ["(?i)traceback \\(most recent call last\\)"]},
             "reference": "A good answer to example 3, as you would want it.",
             "metadata": mark,
