@@ -3,7 +3,8 @@
 After round 0 (every case `first` times on both sides, the ordinary `gate run`), each round:
 1. estimate each paired case on both sides (`gate.compare.estimates`: unbiased although the
    runs were allocated by the outcomes) and the interval of the delta;
-2. stop when the interval lies wholly on one side of -threshold (the verdict is clear);
+2. when the interval lies wholly on one side of -threshold (the threshold rule is clear), go
+   on with the open blocking cases only, and stop once none is open;
 3. otherwise keep the cases whose outcome is still uncertain (`gate.report.plan.continues`),
    stop when there are none, or at the call budget (when a whole round would pass it, a
    last round takes as many of them as it allows, in an order by id hash);
@@ -81,6 +82,7 @@ class Round:
     stop: str | None = None
     interval: tuple[float, float, float] | None = None
     last: set[str] | None = None  # the cases of a last, partial round (the budget ran out)
+    only: set[str] | None = None  # after a clear stop: the open blocking cases still running
 
     def next(self, base: Report, head: Report, policy: Policy) -> tuple[list[str], int]:
         """After a round: close the cases whose rule says so, then either stop (`stop` is set)
@@ -91,33 +93,63 @@ class Round:
         the id), so that being left out is the flow's stop, not a choice by the data."""
         plan, pairs = self.plan, _paired(base, head)
         counts = {h.id: (sum(b.run_passes()), sum(h.run_passes()), h.repeats) for b, h in pairs}
-        ran = self.active if self.last is None else self.last
+        ran = self.last if self.last is not None else self.only or self.active
         self.active = {
             i
             for i in self.active
             if i in counts and (i not in ran or continues(plan, *counts[i], self.rounds))
         }
         self.interval = delta_interval(_diffs(plan, pairs, self.active), policy.alpha)
-        if decision_clear(self.interval, policy.threshold):
-            self.stop = "clear"
-        elif not self.active:
+        if self.only is not None or decision_clear(self.interval, policy.threshold):
+            return self._blockers(pairs, counts, policy)
+        if not self.active:
             self.stop = "settled"
         elif self.last is not None:
             self.stop = "budget"
         else:
-            runs = max(counts[i][2] for i in self.active)
-            size = min(plan.size(self.rounds + 1), plan.max_repeats - runs)
-            spent = max(sum(b.repeats for b, _ in pairs), sum(h.repeats for _, h in pairs))
-            room = (self.limit - spent) // size
-            if room >= len(self.active):
-                return sorted(self.active), size
-            if room <= 0:
-                self.stop = "budget"
-            else:
-                order = sorted(self.active, key=lambda i: hashlib.sha256(i.encode()).digest())
-                self.last = set(order[:room])
-                return sorted(self.last), size
+            return self._round(sorted(self.active), counts, pairs)
         return [], 0
+
+    def _blockers(
+        self,
+        pairs: list[tuple[CaseResult, CaseResult]],
+        counts: dict[str, tuple[int, int, int]],
+        policy: Policy,
+    ) -> tuple[list[str], int]:
+        """The threshold rule is settled, but a blocking case decides on its own: the blocking
+        cases whose own rule goes on keep running (chosen by severity, never by outcome), so a
+        flaky blocker is not judged on its first two runs. The others end by the flow's stop."""
+        if self.last is not None:  # a last, partial round ran: the budget is spent
+            self.stop = "budget"
+            return [], 0
+        blocking = {h.id for _, h in pairs if h.severity in policy.block_severities}
+        self.only = self.active & blocking
+        if not self.only:
+            self.stop = "clear"
+            return [], 0
+        return self._round(sorted(self.only), counts, pairs)
+
+    def _round(
+        self,
+        ids: list[str],
+        counts: dict[str, tuple[int, int, int]],
+        pairs: list[tuple[CaseResult, CaseResult]],
+    ) -> tuple[list[str], int]:
+        """The next round of `ids` within the call budget: all of them, or a last round of as
+        many as it allows, in an order that depends on no outcome (a hash of the id)."""
+        plan = self.plan
+        runs = max(counts[i][2] for i in ids)
+        size = min(plan.size(self.rounds + 1), plan.max_repeats - runs)
+        spent = max(sum(b.repeats for b, _ in pairs), sum(h.repeats for _, h in pairs))
+        room = (self.limit - spent) // size if size > 0 else 0
+        if room >= len(ids):
+            return ids, size
+        if room <= 0:
+            self.stop = "budget"
+            return [], 0
+        order = sorted(ids, key=lambda i: hashlib.sha256(i.encode()).digest())
+        self.last = set(order[:room])
+        return sorted(self.last), size
 
 
 def start(config: GateConfig, base: Report, head: Report) -> Round:
