@@ -1,7 +1,7 @@
 """Provider throughput: N cases against a local OpenAI-compatible server with fixed latency.
 
 Runs `gate run` (a real subprocess, response cache off) against the test model server
-(tests/servers/model_server.py) and prints the wall time, the ideal (n x latency /
+(tests/helpers/servers/model_server.py) and prints the wall time, the ideal (n x latency /
 concurrency), the ratio, the start-up cost, a warm-cache rerun, a fault-injection run and,
 where promptfoo is installed, promptfoo's wall time on the same server, suite and concurrency.
 It also runs a bare concurrent client (a Python subprocess: one keep-alive connection per
@@ -37,9 +37,9 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests"))  # for helpers.servers
 
-from servers.model_server import Faults, ModelServer  # noqa: E402
+from helpers.servers.model_server import Faults, ModelServer  # noqa: E402
 
 PROMPT = "Tell me about item {{ n }}"
 PROMPTFOO_DEFAULT = Path("/tmp/promptfoo/node_modules/.bin/promptfoo")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.world import (
+from helpers.servers.world import (
     REPOSITORY,
     TOKEN,
     WORDS,

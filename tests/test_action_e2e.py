@@ -10,9 +10,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import git
-from servers.github_api import Fault, GitHubServer
-from servers.world import REPOSITORY, TOKEN, WORDS, World, project_files, serve_api, serve_world
+from helpers.servers.git_http import git
+from helpers.servers.github_api import Fault, GitHubServer
+from helpers.servers.world import (
+    REPOSITORY,
+    TOKEN,
+    WORDS,
+    World,
+    project_files,
+    serve_api,
+    serve_world,
+)
 
 MARKER = "<!-- eval-gate:support -->"
 REGRESSION = {

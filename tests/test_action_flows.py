@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import git
-from servers.github_api import GitHubServer
-from servers.world import WORDS, World, prompt, serve_api, serve_world
+from helpers.servers.git_http import git
+from helpers.servers.github_api import GitHubServer
+from helpers.servers.world import WORDS, World, prompt, serve_api, serve_world
 
 
 @pytest.fixture

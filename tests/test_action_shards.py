@@ -12,8 +12,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.github_api import GitHubServer
-from servers.world import TOKEN, WORDS, Run, World, project_files, prompt, serve_api, serve_world
+from helpers.servers.github_api import GitHubServer
+from helpers.servers.world import (
+    TOKEN,
+    WORDS,
+    Run,
+    World,
+    project_files,
+    prompt,
+    serve_api,
+    serve_world,
+)
 
 from gate.errors import InputError
 from gate.flow.judging import failed_comparison

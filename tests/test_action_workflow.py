@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from servers.world import parse_outputs
+from helpers.servers.world import parse_outputs
 
 from gate.github import workflow_commands as workflow
 

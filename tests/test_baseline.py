@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from servers.git_http import git
+from helpers.servers.git_http import git
 
 from gate.flow.baseline import flow_policy, policy_findings, read_baseline
 from gate.flow.git import GitRepo

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, Project, run_gate
-from servers.model_server import ModelServer
+from helpers.cli import REPO, Project, run_gate
+from helpers.servers.model_server import ModelServer
 
 from gate.providers.cache import ResponseCache, cache_key, default_cache_dir
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from servers.git_http import Author, git, make_bare
-from servers.world import REPO_ROOT, WORDS, project_files, prompt
+from helpers.servers.git_http import Author, git, make_bare
+from helpers.servers.world import REPO_ROOT, WORDS, project_files, prompt
 
 from gate.flow.pr import SuiteOutcome, run_check
 from gate.flow.triggers import suite_triggers

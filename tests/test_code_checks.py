@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, run_gate
+from helpers.cli import REPO, run_gate
 
 from gate.checks import CheckContext, plan_checks
 from gate.checks.code import extract_code

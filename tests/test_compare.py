@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compare_fixtures import case, repeated, report, write_report
+from helpers.reports import case, repeated, report, write_report
 
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from compare_fixtures import case, write_report
-from conftest import Project, run_gate
+from helpers.cli import Project, run_gate
+from helpers.reports import case, write_report
 
 APP_BASE = """
 def answer(inputs):

@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from conftest import run_gate
+from helpers.cli import run_gate
 
 from gate.render.preview import html_page, parse_xychart, terminal_text
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import run_gate
-from servers.model_server import ChatRequest, ModelServer, echo_model
-from test_render import LIVE_MENTION, github_html, structure
+from helpers.cli import run_gate
+from helpers.github_html import LIVE_MENTION, github_html, structure
+from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
 
 from gate.compare.models import Comparison
 from gate.flow.git import GitRepo

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from compare_fixtures import HOSTILE_OUTPUTS
+from helpers.github_html import CONTROL, CTX, LIVE_MENTION, LIVE_REFERENCE, github_html, structure
+from helpers.reports import HOSTILE_OUTPUTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_render import CONTROL, CTX, LIVE_MENTION, LIVE_REFERENCE, github_html, structure
 
 from gate.compare.models import Comparison, Policy
 from gate.compare.pairing import compare

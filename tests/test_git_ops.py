@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from servers.git_http import Author, GitHttpServer, checkout_like_actions, git, make_bare
+from helpers.servers.git_http import Author, GitHttpServer, checkout_like_actions, git, make_bare
 
 from gate.errors import GitError, InputError
 from gate.flow.git import (

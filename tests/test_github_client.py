@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from servers.github_api import Fault, GitHubServer
+from helpers.servers.github_api import Fault, GitHubServer
 
 from gate.github.client import GitHubApiError, GitHubClient, RetryPolicy
 

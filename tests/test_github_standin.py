@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 import requests
-from servers.github_api import GitHubServer, OpenApi
+from helpers.servers.github_api import GitHubServer, OpenApi
 
 TOKEN = "ghs_standinToken"
 HEADERS = {

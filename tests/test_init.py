@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from servers.git_http import git
-from servers.model_server import ModelServer
-from servers.world import REPO_ROOT
+from helpers.servers.git_http import git
+from helpers.servers.model_server import ModelServer
+from helpers.servers.world import REPO_ROOT
 
 WORKFLOW = ".github/workflows/eval-gate.yml"
 

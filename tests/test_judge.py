@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project, run_gate
-from servers.model_server import ChatRequest, Faults, ModelServer, echo_model
+from helpers.cli import Project, run_gate
+from helpers.servers.model_server import ChatRequest, Faults, ModelServer, echo_model
 
 from gate.checks.judge import grade, judge_messages, open_judge
 from gate.errors import CheckInfraError

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from servers.git_http import git
-from servers.model_server import ChatRequest, ModelServer, echo_model
-from servers.world import REPO_ROOT
+from helpers.servers.git_http import git
+from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
+from helpers.servers.world import REPO_ROOT
 
 CASES = [
     {"id": "refund", "input": {"question": "How do I get a refund?"},

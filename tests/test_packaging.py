@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
-from conftest import REPO
+from helpers.cli import REPO
 
 
 def test_every_subpackage_is_listed_for_the_wheel() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servers.git_http import git
+from helpers.servers.git_http import git
 
 from gate.run.provenance import git_state
 

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from conftest import Project, run_gate
-from servers.model_server import Faults, ModelServer
+from helpers.cli import Project, run_gate
+from helpers.servers.model_server import Faults, ModelServer
 
 N = 150
 KEY = "sk-fault-test-7a6b5c4d3e"

@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import Project, run_gate
-from servers.model_server import ModelServer
+from helpers.cli import Project, run_gate
+from helpers.servers.model_server import ModelServer
 
 from gate.report.output import SystemOutput, Usage
 from gate.systems.base import SystemRequest

@@ -11,8 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project, run_gate
-from servers.model_server import ChatRequest, ModelServer, Scripted, echo_model, echo_service
+from helpers.cli import Project, run_gate
+from helpers.servers.model_server import (
+    ChatRequest,
+    ModelServer,
+    Scripted,
+    echo_model,
+    echo_service,
+)
 
 from gate.providers.secrets import Secrets, expand_headers, redact_url
 

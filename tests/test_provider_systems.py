@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from servers.model_server import ModelServer, Scripted
+from helpers.servers.model_server import ModelServer, Scripted
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import AnthropicSystem, HttpSystem, OpenAISystem

@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from servers.model_server import Faults, ModelServer
+from helpers.servers.model_server import Faults, ModelServer
 
 from gate.providers.backoff import RetryPolicy
 from gate.providers.throttle import Throttle, ThrottleTimeout

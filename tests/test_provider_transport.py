@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from servers.model_server import Faults, ModelServer, Scripted
+from helpers.servers.model_server import Faults, ModelServer, Scripted
 
 from gate.providers.backoff import RetryPolicy
 from gate.providers.secrets import Secrets

@@ -7,7 +7,7 @@ import json
 import subprocess
 
 import pytest
-from conftest import Project, run_gate
+from helpers.cli import Project, run_gate
 
 from gate.providers.traffic import Traffic
 from gate.report.models import CaseResult

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from helpers.cli import REPO
 
 from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case

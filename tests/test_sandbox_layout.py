@@ -10,7 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from conftest import REPO
+from helpers.cli import REPO
 
 import gate.sandbox
 

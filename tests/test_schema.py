@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 import yaml
-from conftest import REPO, run_gate
+from helpers.cli import REPO, run_gate
 
 from gate.commands.schema import schema_for
 

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from conftest import REPO, Project, run_gate
+from helpers.cli import REPO, Project, run_gate
 
 from gate.inputs.shard import shard_of
 from gate.report.merge import shard_traffic

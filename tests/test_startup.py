@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from servers.git_http import git
-from servers.world import REPO_ROOT
+from helpers.servers.git_http import git
+from helpers.servers.world import REPO_ROOT
 
 HEAVY = {"numpy", "git", "jinja2", "cmarkgfm", "jsonschema", "gate.render", "gate.compare",
          "gate.github", "gate.flow"}  # fmt: skip

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import Project, run_gate
+from helpers.cli import Project, run_gate
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import CommandSystem, PythonSystem, ReplaySystem

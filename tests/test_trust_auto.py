@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compare_fixtures import repeated, write_report
-from noisy_world import commit, gate, make_repo, model_json
+from helpers.noisy_world import commit, gate, make_repo, model_json
+from helpers.reports import repeated, write_report
 
 from gate.flow.adaptive import Round
 from gate.inputs.policy import Policy
@@ -146,7 +146,7 @@ def test_auto_with_shards(tmp_path: Path) -> None:
     import io
     import os
 
-    from servers.git_http import git
+    from helpers.servers.git_http import git
 
     from gate.flow.git import GitRepo
     from gate.flow.pr import FlowRequest

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from compare_fixtures import case, repeated, write_report
+from helpers.reports import case, repeated, write_report
 
 from gate.compare.estimates import unbiased_fraction
 from gate.compare.pairing import compare

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compare_fixtures import case, repeated, write_report
-from noisy_world import commit, gate, make_repo, model_json
+from helpers.noisy_world import commit, gate, make_repo, model_json
+from helpers.reports import case, repeated, write_report
 
 from gate.compare.pairing import compare
 from gate.inputs.policy import Budgets, Policy

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from compare_fixtures import case, write_report
+from helpers.reports import case, write_report
 from scipy import stats as scipy_stats
 
 from gate.compare.pairing import compare

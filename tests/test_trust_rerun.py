@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from noisy_world import commit, gate
-from servers.git_http import git
-from servers.model_server import ChatRequest, ModelServer
+from helpers.noisy_world import commit, gate
+from helpers.servers.git_http import git
+from helpers.servers.model_server import ChatRequest, ModelServer
 
 from gate.github.inputs import read_inputs
 

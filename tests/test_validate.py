@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import Project, run_gate
+from helpers.cli import Project, run_gate
 
 
 def test_validate_lists_cases_whose_reference_fails(project: Project) -> None:

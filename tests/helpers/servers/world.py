@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from servers.git_http import Author, GitHttpServer, checkout_like_actions, git, make_bare
-from servers.github_api import GitHubServer
+from helpers.servers.git_http import Author, GitHttpServer, checkout_like_actions, git, make_bare
+from helpers.servers.github_api import GitHubServer
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+REPO_ROOT = Path(__file__).resolve().parents[3]
 REPOSITORY = "Codertocat/Hello-World"  # the payloads' repository
 TOKEN = "ghs_e2eJobToken0123456789abcdefABCDEF"
 

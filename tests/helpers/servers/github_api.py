@@ -8,7 +8,7 @@ OpenAPI description (tests/fixtures/github-openapi.json, trimmed from @octokit/o
 request of the wrong shape gets a 422 like GitHub's and lands in `violations`, which tests
 assert to be empty.
 
-Run alone (the container test does): `python tests/servers/github_api.py --port 8080 --token
+Run alone (the container test does): `python tests/helpers/servers/github_api.py --port 8080 --token
 T=login`; the stand-in's own state is at `GET /_stand-in/state` (not a GitHub endpoint).
 """
 
@@ -30,7 +30,7 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT4
 
-SPEC_PATH = Path(__file__).resolve().parent.parent / "fixtures" / "github-openapi.json"
+SPEC_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "github-openapi.json"
 SPEC_URI = "urn:github-openapi"
 API_VERSIONS = {"2022-11-28"}
 READ_ONLY = "Resource not accessible by integration"

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from servers.git_http import git
-from servers.world import REPO_ROOT
+from helpers.servers.git_http import git
+from helpers.servers.world import REPO_ROOT
 
 APP = """
 import json

@@ -16,7 +16,7 @@ same faults whatever the thread timing. `script()` queues exact responses instea
 request is counted and logged (path, headers, body); `peak_in_flight` shows the concurrency the
 server actually saw.
 
-Run alone: `python tests/servers/model_server.py --port 8400 --latency 0.05`.
+Run alone: `python tests/helpers/servers/model_server.py --port 8400 --latency 0.05`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,76 @@
+"""Real temp projects and real `gate` subprocesses, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Done:
+    code: int
+    out: str
+    err: str
+
+
+def run_gate(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Done:
+    """Run the real CLI in a subprocess, as a user would."""
+    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class Project:
+    """A throwaway project folder with a gate.yml, case files and a python system."""
+
+    root: Path
+
+    def write(self, name: str, content: str) -> Path:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+        return path
+
+    def cases(self, name: str, rows: list[dict[str, Any]]) -> Path:
+        return self.write(name, "".join(json.dumps(r) + "\n" for r in rows))
+
+    def config(self, data: dict[str, Any], name: str = "gate.yml") -> Path:
+        return self.write(name, yaml.safe_dump(data, sort_keys=False))
+
+    def read_report(
+        self, out: str = "reports", label: str = "run"
+    ) -> tuple[dict, list[dict], dict]:
+        lines = (self.root / out / f"{label}.jsonl").read_text().splitlines()
+        summary = json.loads((self.root / out / f"{label}.summary.json").read_text())
+        return json.loads(lines[0]), [json.loads(x) for x in lines[1:]], summary
+
+
+ECHO_APP = """
+import time
+
+def answer(inputs):
+    if inputs.get("raise"):
+        raise RuntimeError("boom: " + inputs["raise"])
+    if inputs.get("sleep"):
+        time.sleep(float(inputs["sleep"]))
+    return {"text": inputs.get("say", ""), "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+"""
