@@ -31,6 +31,7 @@ ci_method
 mid_p_value
 excerpt_lines  # render limits (base.md.j2, macros.md.j2)
 id_chars
+report_hint  # RenderContext (base.md.j2, macros.md.j2)
 
 # Read by gate/sandbox, which the scan leaves out: gate.yml's sandbox settings, a hidden
 # test's expected value.

@@ -20,7 +20,9 @@ from typing import TextIO
 from gate.compare.models import EXIT_CODES
 from gate.errors import GateError, InputError
 from gate.flow.git import GitRepo
-from gate.flow.pr import FlowRequest, SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.flow.plan import plan_flow
+from gate.flow.pr import SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sharded import (
     ShardOutcome,
     run_finish_flow,
@@ -40,7 +42,7 @@ from gate.github.events import Activity, BaseSpec, activity_for, load_event
 from gate.github.inputs import ActionSettings, read_settings
 from gate.inputs.config import load_config
 from gate.inputs.paths import relative_posix
-from gate.render import comment_marker
+from gate.render import RenderContext, comment_marker
 from gate.render.markdown import text
 from gate.report.files import atomic_write
 
@@ -131,29 +133,43 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             _say(out, workflow.warning(PR_TARGET_WARNING))
             return _skip(settings, out, "the checkout is not the PR's code")
         _say(out, f"[gate] {activity.title}: base {base[:12]}, head {head[:12]}")
+        revisions = Revisions(repo, base, head, fetch=True)
         request = FlowRequest(
-            repo=repo,
+            revisions=revisions,
             config=config,
-            base_sha=base,
-            head_sha=head,
-            out_dir=env.workspace / REPORTS_DIR,
-            fetch=True,
-            use_cache=not inputs.no_cache,
-            threshold=inputs.threshold,
-            block_severities=list(inputs.block_severities) if inputs.block_severities else None,
-            repository=env.repository,
-            server_url=env.server_url,
-            display_head_sha=activity.head_sha if activity.pr_number else head,
-            run_url=env.run_url,
-            report_hint=f"the {REPORTS_DIR} folder of the run",
-            environ=environ,
-            stream=out,
+            io=FlowIO(
+                env.workspace / REPORTS_DIR,
+                environ=environ,
+                stream=out,
+                use_cache=not inputs.no_cache,
+            ),
+            display=_display(settings, activity, revisions),
+            overrides=_overrides(settings),
         )
         with workflow.commands_paused(out):
             publish = _run_mode(settings, activity, request, token, out)
     finally:
         repo.close()
     return publish()
+
+
+def _display(settings: ActionSettings, activity: Activity, revisions: Revisions) -> RenderContext:
+    """How the comments link: to the PR's head commit (not GitHub's merge commit of it)."""
+    env = settings.env
+    return RenderContext(
+        repository=env.repository,
+        server_url=env.server_url,
+        head_sha=activity.head_sha if activity.pr_number else revisions.head_sha,
+        base_sha=revisions.base_sha,
+        run_url=env.run_url,
+        report_hint=f"the {REPORTS_DIR} folder of the run",
+    )
+
+
+def _overrides(settings: ActionSettings) -> PolicyOverrides:
+    inputs = settings.inputs
+    severities = tuple(inputs.block_severities) if inputs.block_severities else None
+    return PolicyOverrides(threshold=inputs.threshold, block_severities=severities)
 
 
 def _run_mode(
@@ -163,16 +179,16 @@ def _run_mode(
     token: str | None,
     out: TextIO,
 ) -> Callable[[], int]:
-    """Run the flow of the `mode` input; what publishes its result."""
-    inputs = settings.inputs
+    """Plan the flow once, run the `mode` input's part of it; what publishes its result."""
+    inputs, plan = settings.inputs, plan_flow(request)
     if inputs.mode == "shard":
         assert inputs.shard is not None  # required by gate.github.inputs
-        ran = run_shard_flow(request, inputs.shard)
+        ran = run_shard_flow(plan, inputs.shard)
         return lambda: _publish_shard(settings, ran, out)
     if inputs.mode == "finish":
-        outcomes = run_finish_flow(request, settings.env.workspace / inputs.shard_reports)
+        outcomes = run_finish_flow(plan, settings.env.workspace / inputs.shard_reports)
     else:
-        outcomes = run_flow(request)
+        outcomes = run_flow(plan)
     return lambda: _publish(settings, activity, outcomes, token, out)
 
 
