@@ -116,11 +116,11 @@ class Side:
 
 
 def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
-    """The side's `gate run` command line, from `run` on. The suite is joined to its option
-    (`--suite=NAME`): a name may start with `-`; the flow's paths are absolute."""
+    """The side's `gate run` command line, from `run` on. Names are joined to their option
+    (`--suite=NAME`): one may start with `-`. The flow's paths are absolute."""
     args = [
         "run", "-c", str(side.config), f"--suite={side.suite}", "--root", str(side.root),
-        "--out", str(side.report.parent), "--label", side.report.stem,
+        "--out", str(side.report.parent), f"--label={side.report.stem}",
     ]  # fmt: skip
     if side.shard is not None:
         args += ["--shard", str(side.shard)]
