@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import InputError
-from gate.flow.scaffold import Findings, Prompt, PythonTarget, model_of, scan, template_inputs
-from gate.flow.starter import files_for, make_plan
+from gate.init.detect import Findings, Prompt, PythonTarget, model_of, scan, template_inputs
+from gate.init.plan import files_for, make_plan
 
 
 def add_parser(sub: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from gate.errors import InputError
-from gate.flow.scaffold import PROMPT_FOLDERS, Findings, PythonTarget, Shape, nearest
+from gate.init.detect import PROMPT_FOLDERS, Findings, PythonTarget, Shape, nearest
 
 CONFIG = "gate.yml"
 WORKFLOW = ".github/workflows/eval-gate.yml"
