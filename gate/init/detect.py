@@ -1,7 +1,7 @@
 """What `gate init` finds in a repository: prompt templates, model configs, a Python entry point.
 
 Nothing is imported or executed: files are matched by name and read as text, YAML or Python
-syntax trees. The rules, also in docs/init.md:
+syntax trees (`entry_points`). The rules, also in docs/init.md:
 
 - **Files looked at**: those git tracks or would track (`git ls-files --cached --others
   --exclude-standard`, so `.gitignore`d folders such as virtualenvs are skipped); outside git,
@@ -12,17 +12,10 @@ syntax trees. The rules, also in docs/init.md:
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
   (outside `.github/`, and not `gate.yml`). Its `provider:`, else a `claude…` model name,
   makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's.
-- **Python entry point** (`module:function`): a top-level public function with exactly one
-  required parameter, in a module that imports an LLM SDK (openai, anthropic, litellm, ...) or
-  names one of the prompt or model-config files found; the function must be named like an
-  entry point (`answer`, `respond`, `chat`, ...), call its parameter like an input (`question`,
-  `request`, ...) or read keys from it (`question["text"]`). Test files are skipped. Among
-  several, an entry-point name wins, then the shortest path.
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import subprocess
@@ -32,17 +25,13 @@ from typing import Literal
 
 import yaml
 
+from gate.init.entry_points import PythonTarget, entry_points, rank
+
 PROMPT_SUFFIXES = {".j2", ".jinja", ".jinja2", ".prompt"}
 PROMPT_TEXT_SUFFIXES = {".md", ".txt"}
 PROMPT_FOLDERS = {"prompt", "prompts", "templates"}
 NOT_PROMPTS = {"readme", "changelog", "license", "contributing", "code_of_conduct", "security"}
 SKIPPED_FOLDERS = {"node_modules", "__pycache__", "venv", "env", "site-packages", "dist", "build"}
-LLM_SDKS = {
-    "openai", "anthropic", "litellm", "langchain", "langchain_openai", "langchain_anthropic",
-    "llama_index", "mistralai", "cohere", "ollama", "google", "vertexai", "groq", "boto3",
-}  # fmt: skip
-ENTRY_NAMES = ("answer", "respond", "reply", "chat", "ask", "generate", "complete", "run")
-INPUT_PARAMS = {"input", "inputs", "request", "case", "payload", "query", "question", "message"}
 MAX_BYTES = 512 * 1024  # bigger files are data, not prompts or configs
 
 
@@ -55,14 +44,6 @@ class Prompt:
     path: str  # relative to the repository root, with forward slashes
     variables: tuple[str, ...]  # the keys the template needs in the case input, sorted
     shapes: dict[str, Shape] = field(default_factory=dict)  # by key; "text" when absent
-
-
-@dataclass(frozen=True)
-class PythonTarget:
-    target: str  # module:function
-    path: str
-    input_keys: tuple[str, ...]  # keys the function reads from its argument, in order
-    sdks: tuple[str, ...] = ()  # the LLM SDKs its module imports, sorted
 
 
 @dataclass(frozen=True)
@@ -202,110 +183,6 @@ def read_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def module_name(path: str) -> str | None:
-    pure = PurePosixPath(path)
-    parts = [*pure.parts[:-1], pure.stem]
-    if pure.stem == "__init__":
-        parts = parts[:-1]
-    if not parts or not all(part.isidentifier() for part in parts):
-        return None
-    return ".".join(parts)
-
-
-def is_test_path(path: str) -> bool:
-    pure = PurePosixPath(path)
-    return (
-        pure.name.startswith("test_")
-        or pure.stem.endswith("_test")
-        or pure.name in {"conftest.py", "setup.py", "noxfile.py"}
-        or bool({"tests", "test"} & set(pure.parts[:-1]))
-    )
-
-
-def imported_tops(tree: ast.Module) -> set[str]:
-    tops: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            tops |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            tops.add(node.module.split(".")[0])
-    return tops
-
-
-def strings_in(tree: ast.Module) -> set[str]:
-    return {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-    }
-
-
-def keys_read(func: ast.FunctionDef, param: str) -> tuple[str, ...]:
-    """Keys of `param["key"]` and `param.get("key")` in the function's body, in order."""
-    keys: list[str] = []
-    for node in ast.walk(func):
-        key = None
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == param
-            and isinstance(node.slice, ast.Constant)
-        ):
-            key = node.slice.value
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == param
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            key = node.args[0].value
-        if isinstance(key, str) and key != "id" and key not in keys:
-            keys.append(key)
-    return tuple(keys)
-
-
-def entry_points(path: str, text: str, known_files: set[str]) -> list[PythonTarget]:
-    module = module_name(path)
-    if module is None or is_test_path(path):
-        return []
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return []
-    names = {PurePosixPath(f).name for f in known_files}
-    mentions = any(name in s for s in strings_in(tree) for name in names)
-    sdks = tuple(sorted(imported_tops(tree) & LLM_SDKS))
-    if not (sdks or mentions):
-        return []
-    found = []
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
-            continue
-        args = node.args
-        positional = [*args.posonlyargs, *args.args]
-        required = len(positional) - len(args.defaults)
-        required_kw = [
-            a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None
-        ]
-        if required != 1 or required_kw:
-            continue
-        param = positional[0].arg
-        keys = keys_read(node, param)
-        # A loader such as `load_config(path)` is no entry point: ask for a sign of one.
-        if node.name in ENTRY_NAMES or param in INPUT_PARAMS or keys:
-            found.append(PythonTarget(f"{module}:{node.name}", path, keys, sdks))
-    return found
-
-
-def rank(target: PythonTarget) -> tuple[int, int, str]:
-    name = target.target.rpartition(":")[2]
-    preferred = ENTRY_NAMES.index(name) if name in ENTRY_NAMES else len(ENTRY_NAMES)
-    return (preferred, target.path.count("/"), target.target)
 
 
 def scan(root: Path) -> Findings:
