@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.commands.compare import terminal_default, use_colour
+from gate.commands.output import terminal_default, use_colour
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
 from gate.render.preview import terminal_text

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from gate.commands.output import terminal_default, use_colour
 from gate.compare.models import EXIT_CODES
 from gate.compare.pairing import compare
 from gate.errors import InputError
@@ -27,15 +27,6 @@ from gate.report.files import atomic_write
 from gate.report.io import read_report
 
 FORMATS = ("markdown", "summary", "json", "junit", "text")
-
-
-def terminal_default(out: str | None = None) -> str:
-    """`text` for a person at a terminal, `markdown` for a pipe, a file or a script."""
-    return "text" if out is None and sys.stdout.isatty() else "markdown"
-
-
-def use_colour() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
 def add_parser(sub: Any) -> None:
