@@ -132,7 +132,7 @@ class Comparison(BaseModel):
     reasons: list[str] = Field(default_factory=list, description="why this verdict")
     notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
     suite: str = "default"
-    policy: Policy = Field(default_factory=Policy)
+    policy: Policy = Field(default_factory=Policy.from_config)
     base_pass_rate: float | None = None
     head_pass_rate: float | None = None
     delta_points: float | None = None
