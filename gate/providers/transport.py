@@ -151,6 +151,7 @@ class Transport:
             self.policy,
             self._give_up,
             rng=self._rng,
+            sleep=self._wait_to_retry,
             deadline=deadline,
             on_wait=self._on_wait,
         )
@@ -158,6 +159,10 @@ class Transport:
     def _on_wait(self, failed: Failed, delay: float) -> None:
         if failed.status == 429:
             self.throttle.rate_limited(delay)
+
+    def _wait_to_retry(self, delay: float) -> None:
+        self.stats.bump("retries")  # counted while it waits: the progress line shows it
+        time.sleep(delay)
 
     def _give_up(self, gave_up: GaveUp) -> ProviderError:
         self.stats.bump("failures")
@@ -176,8 +181,6 @@ class Transport:
         return self.endpoint.secrets.scrub_message(f"{self.endpoint.provider}: {text}")
 
     def _attempt(self, payload: bytes, deadline: float | None, attempt: int) -> Any | Failed:
-        if attempt > 1:
-            self.stats.bump("retries")
         try:
             with self.throttle.slot(deadline):
                 timeout = self.timeout_s
