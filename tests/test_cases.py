@@ -157,4 +157,4 @@ def test_wrong_types_are_reported(
 def test_non_object_rows_and_unsupported_files(tmp_path: Path) -> None:
     assert "must be a JSON object" in str(error_for(tmp_path, "s.jsonl", "[1, 2]\n"))
     assert "array of cases" in str(error_for(tmp_path, "s.json", '{"id": "a"}'))
-    assert "unsupported case file" in str(error_for(tmp_path, "s.csv", "id\na\n"))
+    assert "unsupported case file" in str(error_for(tmp_path, "s.tsv", "id\ta\n"))

@@ -1,6 +1,7 @@
 """`gate validate`: lint the config and suites, find what `gate run` would reject (missing
 system files, prompts that do not render for a case, a pythonpath that is not a folder, a
-target that does not import), and check every case's `reference` (`gate.run.validation`)."""
+target that does not import, a python check's missing module), warn about cases with no
+expectation (they always pass), and check every case's `reference` (`gate.run.validation`)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,13 @@ def handle(args: argparse.Namespace) -> int:
             print(f"gate: error: {problem}", file=sys.stderr)
         return InputError.exit_code
     suites = [check_references(loaded, name, root) for name in names]
+    for suite in suites:
+        for case in suite.unchecked:
+            print(
+                f"gate: warning: {case.where}: case {case.id!r} has no expectation: it passes "
+                "whatever the system answers",
+                file=sys.stderr,
+            )
     broken = sum(len(suite.broken) for suite in suites)
     if args.format == "json":
         report = {"config": str(loaded.path), "suites": [s.model_dump() for s in suites]}
@@ -52,9 +60,11 @@ def handle(args: argparse.Namespace) -> int:
 
 def print_text(suites: list[SuiteReferences]) -> None:
     for suite in suites:
+        without = len(suite.unchecked)
         print(
             f"{suite.name}: {suite.cases} cases, {suite.with_reference} with a "
             f"reference, {len(suite.broken)} broken"
+            + (f", {without} without an expectation" if without else "")
         )
         for item in suite.broken:
             print(f"  {item.where}: {item.id}: reference {item.status}: {item.detail}")

@@ -152,7 +152,9 @@ class CacheConfig(ClosedModel):
 
 class SuiteConfig(ClosedModel):
     name: str = "default"
-    cases: str | list[str] = Field(description="File, glob or list of them (relative to config)")
+    cases: str | list[str] = Field(
+        description="File, glob or list of them (relative to config): .jsonl, .json, .yaml, .csv"
+    )
     system: SystemConfig
     watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
 

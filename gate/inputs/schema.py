@@ -11,7 +11,8 @@ from gate.inputs.config import GateConfig
 SchemaKind = Literal["config", "case"]
 TITLES = {
     "config": "Eval Gate configuration (gate.yml)",
-    "case": "Eval Gate case (one line of a .jsonl suite)",
+    "case": "Eval Gate case (a line of a .jsonl suite, an item of .json or .yaml; a CSV row "
+    "maps onto it)",
 }
 
 

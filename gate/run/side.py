@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gate import __version__
 from gate.checks import CheckContext
+from gate.checks.base import PythonCheckRunner
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
@@ -24,7 +25,11 @@ from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
 from gate.report.plan import Plan
 from gate.run.own_system import own_sandbox, own_suite
-from gate.run.preflight import pythonpath_problems, system_files_problems
+from gate.run.preflight import (
+    python_check_problems,
+    pythonpath_problems,
+    system_files_problems,
+)
 from gate.run.progress import Progress
 from gate.run.provenance import find_repo_root, git_state, hash_files, now_iso
 from gate.run.runner import RunOptions, run_cases
@@ -52,6 +57,9 @@ class RunRequest:
     # `loaded`'s cases, checks, judge and sandbox limits.
     system_config: LoadedConfig | None = None
     heldout_detail: Path | None = None  # a folder for full held-out lines (never uploaded)
+    # The checkout whose code judges (`expect.python` checks): its modules and, with the
+    # side's `sandbox.pythonpath`, its SDK. None: `root`.
+    checks_root: Path | None = None
 
     @property
     def own(self) -> LoadedConfig:
@@ -103,6 +111,7 @@ def open_services(
     suite = own_suite(request.loaded, request.system_config, request.suite)
     problems = system_files_problems(request.own, suite, env.root)
     problems += pythonpath_problems(request.own, env.root)
+    problems += python_check_problems(request.own, request.checks_root or env.root, cases)
     if problems:
         raise problems[0]
     with ExitStack() as stack:
@@ -119,11 +128,27 @@ def open_services(
 
             sandbox = own_sandbox(request.loaded, request.system_config)
             ctx.sandbox = stack.enter_context(open_sandbox(sandbox, env.root))
+        targets = sorted({t for c in cases for t in c.expect.python})
+        if targets:
+            ctx.python = stack.enter_context(python_checks_sandbox(request, env, targets))
         if config.judge is not None and any(c.expect.rubric for c in cases):
             from gate.checks.judge import open_judge
 
             ctx.judge = stack.enter_context(open_judge(config.judge, env))
         yield system, ctx
+
+
+def python_checks_sandbox(
+    request: RunRequest, env: SystemEnv, targets: list[str]
+) -> AbstractContextManager[PythonCheckRunner]:
+    """The sandbox of the team's own checks: the measuring config's limits, no prelude (that
+    is for generated code), the modules of `targets` from the checkout whose code judges."""
+    from gate.sandbox import open_sandbox
+
+    limits = own_sandbox(request.loaded, request.system_config).model_copy(update={"prelude": ""})
+    folder = (request.checks_root or env.root).resolve()
+    modules = [target.partition(":")[0] for target in targets]
+    return open_sandbox(limits, folder, modules)
 
 
 def build_meta(

@@ -1,6 +1,7 @@
 """What `gate validate` checks: first what `gate run` would reject in every suite (the
 preflight), then each case's `reference` through the case's own deterministic checks, in the
-sandbox when one of them is a code check. A reference that fails them marks a broken case."""
+sandbox when one of them is a code check. A reference that fails them marks a broken case; a
+case with no expectation at all (it always passes) is listed as unchecked."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig
 from gate.report.output import SystemOutput
-from gate.run.preflight import preflight
+from gate.run.preflight import preflight, unchecked_cases
 from gate.run.runner import status_of
 from gate.run.side import suite_cases
 
@@ -28,11 +29,19 @@ class BrokenCase(BaseModel):
     detail: str
 
 
+class UncheckedCase(BaseModel):
+    """A case without a single check: it passes whatever the system answers."""
+
+    id: str
+    where: str  # file:line
+
+
 class SuiteReferences(BaseModel):
     name: str
     cases: int
     with_reference: int
     broken: list[BrokenCase]
+    unchecked: list[UncheckedCase] = []
 
 
 def rejected(loaded: LoadedConfig, names: list[str], root: Path) -> list[InputError]:
@@ -74,4 +83,11 @@ def check_references(loaded: LoadedConfig, name: str, root: Path) -> SuiteRefere
                 broken.append(
                     BrokenCase(id=case.id, where=case.where, status=status, detail=detail)
                 )
-    return SuiteReferences(name=name, cases=len(cases), with_reference=len(with_ref), broken=broken)
+    unchecked = [UncheckedCase(id=c.id, where=c.where) for c in unchecked_cases(cases)]
+    return SuiteReferences(
+        name=name,
+        cases=len(cases),
+        with_reference=len(with_ref),
+        broken=broken,
+        unchecked=unchecked,
+    )
