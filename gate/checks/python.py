@@ -69,10 +69,9 @@ def judge_answer(value: Any, threshold: float) -> tuple[bool, float | None, str]
         return score >= threshold, score, f"score {score:g} (passes at {threshold:g})"
     if isinstance(value, dict):
         return _judge_dict(value, threshold)
-    kind = "None" if value is None else type(value).__name__
+    got = "None" if value is None else f"a {type(value).__name__} ({_shown(value)})"
     raise ValueError(
-        f"returned {kind} {_shown(value)}; expected a bool, a score in [0, 1] "
-        "or a dict {pass, score, reason}"
+        f"returned {got}; expected a bool, a score in [0, 1] or a dict {{pass, score, reason}}"
     )
 
 

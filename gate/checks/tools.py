@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 SHOWN = 120
 
 
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def _short(value: Any, *, raw: bool = False) -> str:
+    text = value if raw else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
 
 
@@ -64,7 +64,7 @@ def call_mismatch(expected: ExpectedToolCall, call: ToolCall) -> str | None:
     if expected.arguments is None:
         return None
     if call.invalid_arguments:
-        return f"its arguments are not JSON: {_short(call.arguments)}"
+        return f"its arguments are not JSON: {_short(call.arguments, raw=True)}"
     problem = subset_mismatch(expected.arguments, call.arguments)
     return None if problem is None else f"{problem} (arguments {_short(call.arguments)})"
 
