@@ -22,7 +22,7 @@ from gate.inputs.csv_cases import csv_records
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hint
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
-from gate.inputs.sourcemap import Locator, load_yaml, validation_error
+from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
@@ -84,7 +84,7 @@ class Case(BaseModel):
         return {**self.input, "id": self.id}
 
 
-VOCABULARY = [*CaseRecord.model_fields, *EXPECT_KEYS]
+VOCABULARY = sorted(known_fields(CaseRecord) | set(EXPECT_KEYS))
 
 
 def _normalise(record: CaseRecord, *, task: str, file: str, line: int) -> Case:
@@ -181,6 +181,14 @@ def _records_json_array(text: str, display: str) -> Iterator[tuple[Any, int]]:
         pos = end
 
 
+def _csv_cases(text: str, path: Path, display: str) -> Iterator[Case]:
+    for data, at in csv_records(text, display, path.stem):
+        try:
+            yield parse_case(data, file=path, display=display, line=at.row.line)
+        except InputError as exc:  # a column's value: name the column and the row
+            raise at.error(exc.message, exc.key) from None
+
+
 def load_case_file(path: Path, display: str) -> list[Case]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -200,10 +208,7 @@ def load_case_file(path: Path, display: str) -> list[Case]:
             for data, line in _records_json_array(text, display)
         ]
     if suffix == ".csv":
-        return [
-            parse_case(data, file=path, display=display, line=line)
-            for data, line in csv_records(text, display, path.stem)
-        ]
+        return list(_csv_cases(text, path, display))
     if suffix in (".yaml", ".yml"):
         data, locator = load_yaml(text, display)
         if data is None:

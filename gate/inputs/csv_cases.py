@@ -259,8 +259,9 @@ class RowReader:
         self.expect["threshold"] = values.pop()
 
 
-def csv_records(text: str, display: str, stem: str) -> Iterator[tuple[dict[str, Any], int]]:
-    """Each row as a case record (the fields of JSONL's format A) with its line."""
+def csv_records(text: str, display: str, stem: str) -> Iterator[tuple[dict[str, Any], Located]]:
+    """Each row as a case record (the fields of JSONL's format A), with where it is (to name
+    its row and column in the errors the record's validation finds)."""
     _, rows = read_rows(text, display)
     seen: dict[str, Row] = {}
     for row in rows:
@@ -272,4 +273,4 @@ def csv_records(text: str, display: str, stem: str) -> Iterator[tuple[dict[str, 
                 "`id` column, or remove one"
             )
         seen.setdefault(record["id"], row)
-        yield record, row.line
+        yield record, Located(display, row)
