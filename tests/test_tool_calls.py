@@ -39,6 +39,11 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
+def calls(*expected: dict[str, Any], **inputs: str) -> dict[str, Any]:
+    """A case (id `c`) that expects these tool calls."""
+    return {"id": "c", "input": inputs, "expect": {"tool_calls": list(expected)}}
+
+
 # (id, the user message, expect, status on both vendors)
 CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("subset", f"{PARIS}\nLet me look.", {"tool_calls": [call("get_current_weather", location="Paris")]}, "pass"),
@@ -185,32 +190,14 @@ def test_legacy_functions_and_function_call(tmp_path: Path, server: ModelServer)
     server.responder = legacy
     model = {"model": "m", "functions": [TIME["function"]], "function_call": {"name": "get_time"}}
     p = project(tmp_path / "openai", server, "openai", model)
-    p.cases(
-        "cases/tools.jsonl",
-        [
-            {
-                "id": "f",
-                "input": {"question": "?"},
-                "expect": {"tool_calls": [call("get_time", tz="CET")]},
-            }
-        ],
-    )
+    p.cases("cases/tools.jsonl", [calls(call("get_time", tz="CET"), question="?")])
     (line,) = gate_run(p)
     assert (line["status"], line["finish_reason"]) == ("pass", "function_call")
     assert line["tool_calls"] == [{"name": "get_time", "arguments": {"tz": "CET"}}]
     # the same model config reaches Anthropic as tools and a named tool choice
     p = project(tmp_path / "anthropic", server, "anthropic", model)
     server.responder = tool_model
-    p.cases(
-        "cases/tools.jsonl",
-        [
-            {
-                "id": "f",
-                "input": {"question": TIME_CALL},
-                "expect": {"tool_calls": [call("get_time", tz="UTC")]},
-            }
-        ],
-    )
+    p.cases("cases/tools.jsonl", [calls(call("get_time", tz="UTC"), question=TIME_CALL)])
     (line,) = gate_run(p)
     assert line["status"] == "pass", line
     sent = server.log[-1].body
@@ -223,21 +210,9 @@ def test_arguments_that_are_not_json_are_kept_raw_and_said_so(
 ) -> None:
     server.responder = lambda request: Answer(tool_calls=[("get_time", '{"tz": "UTC"')])
     p = project(tmp_path, server, "openai", MODEL)
-    p.cases(
-        "cases/tools.jsonl",
-        [
-            {
-                "id": "args",
-                "input": {"question": "?"},
-                "expect": {"tool_calls": [call("get_time", tz="UTC")]},
-            },
-            {
-                "id": "name",
-                "input": {"question": "!"},
-                "expect": {"tool_calls": [{"name": "get_time"}]},
-            },
-        ],
-    )
+    by_args = {**calls(call("get_time", tz="UTC"), question="?"), "id": "args"}
+    by_name = {**calls({"name": "get_time"}, question="!"), "id": "name"}
+    p.cases("cases/tools.jsonl", [by_args, by_name])
     lines = {line["id"]: line for line in gate_run(p)}
     assert lines["args"]["tool_calls"] == [
         {"name": "get_time", "arguments": '{"tz": "UTC"', "invalid_arguments": True}
@@ -293,14 +268,7 @@ def test_the_comment_shows_the_calls_of_both_sides(tmp_path: Path, server: Model
     regression shows both sides' calls, as GitHub renders the Markdown."""
     p = project(tmp_path, server, "openai", MODEL)
     p.cases(
-        "cases/tools.jsonl",
-        [
-            {
-                "id": "weather",
-                "input": {"city": "Paris"},
-                "expect": {"tool_calls": [call("get_current_weather", location="Paris")]},
-            }
-        ],
+        "cases/tools.jsonl", [calls(call("get_current_weather", location="Paris"), city="Paris")]
     )
     p.write("prompts/ask.j2", 'Checking.\nCALL get_current_weather {"location": "{{ city }}"}')
     gate_run(p, label="base")

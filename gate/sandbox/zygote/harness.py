@@ -188,12 +188,17 @@ def _check(function: Any, arguments: list[Any], switch: list[bool]) -> tuple[Any
         return ("check", False, False, None, "", "", _describe(_exc_info(), switch))
     finally:
         _setrecursionlimit(_CONTEXT["recursion"])
+    return ("check", True, *_returned(value), "")
+
+
+def _returned(value: Any) -> tuple[bool, Any, str, Any]:
+    """(plain, its plain copy, the type's name, why not plain) of a value the code returned."""
     is_plain, copy = plain(value)
     if is_plain and len(_dumps(copy)) > VALUE_LIMIT:
         is_plain, copy = False, f"the value is larger than {VALUE_LIMIT} bytes"
     if is_plain:
-        return ("check", True, True, copy, "", "", "")
-    return ("check", True, False, None, _name_of(type(value)), copy, "")
+        return True, copy, "", ""
+    return False, None, _name_of(type(value)), copy
 
 
 def _flush_output() -> None:
@@ -260,12 +265,7 @@ def _call(
         return ("call", index, False, False, None, "", "", _describe(_exc_info(), switch))
     finally:
         _setrecursionlimit(_CONTEXT["recursion"])
-    is_plain, copy = plain(value)
-    if is_plain and len(_dumps(copy)) > VALUE_LIMIT:
-        is_plain, copy = False, f"the value is larger than {VALUE_LIMIT} bytes"
-    if is_plain:
-        return ("call", index, True, True, copy, "", "", "")
-    return ("call", index, True, False, None, _name_of(type(value)), copy, "")
+    return ("call", index, True, *_returned(value), "")
 
 
 def _test(name: str, namespace: dict[str, Any], broken: str, switch: list[bool]) -> tuple[Any, ...]:
