@@ -288,3 +288,67 @@ def test_example_inputs_have_the_shape_the_prompt_reads(tmp_path: Path) -> None:
     }  # fmt: skip
     validated = gate(repo, "validate")
     assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_a_nunjucks_prompt_is_skipped_with_its_reason(tmp_path: Path, server: ModelServer) -> None:
+    """promptfoo's prompts are nunjucks: a filter jinja2 lacks (`load`) is no traceback, the
+    prompt is reported as skipped and the others are used."""
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/weather.txt": "Query: {{ query }}, Location: {{ (context | load).location }}\n",
+        "prompts/broken.j2": "Hello {{ name \n",
+        "prompts/ask.j2": "Question: {{ question }}\n",
+        "config/model.yaml": "model: gpt-4o-mini\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    assert "Traceback" not in out
+    assert (
+        "  skipped prompts/weather.txt: not a jinja2 template: No filter named 'load' (line 1)"
+        in out
+    )
+    assert "  skipped prompts/broken.j2: not a jinja2 template: " in out
+    assert [s["system"]["prompt"] for s in config["suites"]] == ["prompts/ask.j2"]
+    done = gate(repo, "init", "--force", "--prompt", "prompts/weather.txt")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "prompts/weather.txt: key `--prompt`: not a jinja2 template: No filter named 'load'"
+        in done.stderr
+    )
+    only = make_repo(tmp_path / "only", {
+        "prompts/weather.txt": "{{ (context | load).location }}\n",
+        "config/model.yaml": "model: gpt-4o-mini\n",
+    })  # fmt: skip
+    done = gate(only, "init")
+    assert done.returncode == 2 and "Traceback" not in done.stderr + done.stdout
+    assert "found no prompt template" in done.stderr
+
+
+def test_a_promptfoo_prompt_file_with_separators_is_several_prompts(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/variants.txt": (
+            "Answer briefly: {{ question }}\n---\nYou are a pirate. {{ question }} ({{ tone }})\n"
+            "  ---  \n\n---\nTranslate to {{ language }}: {{ text }}\n"
+        ),
+        "config/model.yaml": "model: gpt-4o-mini\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    prompts = [s["system"]["prompt"] for s in config["suites"]]
+    assert prompts == [f"evals/prompts/variants-{n}.txt" for n in (1, 2, 3)]
+    assert (repo / prompts[0]).read_text() == "Answer briefly: {{ question }}\n"
+    assert (repo / prompts[1]).read_text() == "You are a pirate. {{ question }} ({{ tone }})\n"
+    for name in prompts:
+        assert f"wrote {name}" in out
+    assert "is one of the prompts of prompts/variants.txt, split at ---" in out
+    assert "evals/prompts/**" in config["watch"]
+    cases = {
+        s["name"]: json.loads((repo / s["cases"]).read_text().splitlines()[0])["input"]
+        for s in config["suites"]
+    }
+    assert [sorted(i) for i in cases.values()] == [
+        ["question"],
+        ["question", "tone"],
+        ["language", "text"],
+    ]
+    # each prompt reached the model on its own, never the file with its separators
+    assert not any("---" in json.dumps(e.body) for e in server.log)

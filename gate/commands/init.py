@@ -45,6 +45,8 @@ def handle(args: argparse.Namespace) -> int:
     print(f"gate init in {root}")
     for path in found.prompts:
         print(f"  found prompt template {path.path}")
+    for skipped, why in found.skipped:
+        print(f"  skipped {skipped}: {why}")
     for config in found.model_configs:
         print(f"  found model config {config} (model: {found.models[config].model})")
     for line in plan.why:

@@ -9,6 +9,10 @@ syntax trees (`entry_points`). The rules, also in docs/init.md:
 - **Prompt template**: a `.j2`, `.jinja`, `.jinja2` or `.prompt` file, or a `.md`/`.txt` file
   in a folder named `prompt`/`prompts`/`templates` or whose name contains `prompt`. README,
   CHANGELOG and LICENSE files are never prompts.
+  A template that jinja2 cannot compile (a nunjucks filter jinja2 lacks, such as `load`) is
+  skipped, with its reason. A `.txt` prompt file holding several prompts separated by lines
+  of `---` (promptfoo's format) is that many prompts: each is written to its own file under
+  `evals/prompts/`, which the suites evaluate.
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
   (outside `.github/`, and not `gate.yml`). Its `provider:`, else a `claude…` model name,
   makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's.
@@ -33,6 +37,8 @@ PROMPT_FOLDERS = {"prompt", "prompts", "templates"}
 NOT_PROMPTS = {"readme", "changelog", "license", "contributing", "code_of_conduct", "security"}
 SKIPPED_FOLDERS = {"node_modules", "__pycache__", "venv", "env", "site-packages", "dist", "build"}
 MAX_BYTES = 512 * 1024  # bigger files are data, not prompts or configs
+PARTS_DIR = "evals/prompts"  # where the prompts of a `---`-separated file are written
+PART_SEPARATOR = "---"
 
 
 # An example input value's shape: a string, an (empty) list, or a mapping with these keys.
@@ -44,6 +50,8 @@ class Prompt:
     path: str  # relative to the repository root, with forward slashes
     variables: tuple[str, ...]  # the keys the template needs in the case input, sorted
     shapes: dict[str, Shape] = field(default_factory=dict)  # by key; "text" when absent
+    text: str | None = None  # a prompt of a `---` file: gate init writes it to `path`
+    source: str | None = None  # ... the file it comes from
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,7 @@ class Findings:
     model_configs: list[str] = field(default_factory=list)
     models: dict[str, ModelConfig] = field(default_factory=dict)  # by model config path
     targets: list[PythonTarget] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (prompt file, why)
 
 
 def repository_files(root: Path) -> list[str]:
@@ -97,6 +106,53 @@ def is_prompt_path(path: str) -> bool:
     return False
 
 
+def template_problem(text: str) -> str | None:
+    """Why the text is no jinja2 template the gate can render (a syntax error, a nunjucks
+    filter jinja2 lacks such as `load`), with its line; None when it is one."""
+    import jinja2
+    from jinja2 import meta
+
+    try:
+        meta.find_undeclared_variables(jinja2.Environment().parse(text))
+    except jinja2.TemplateError as exc:
+        line = getattr(exc, "lineno", None)
+        message = (exc.message or type(exc).__name__).rstrip(".")
+        return message + (f" (line {line})" if line else "")
+    return None
+
+
+def prompt_parts(path: str, text: str) -> list[str]:
+    """The prompts of a file: a `.txt` file's parts between lines of `---`, as promptfoo
+    reads them (blank parts dropped); any other file is one prompt."""
+    if PurePosixPath(path).suffix.lower() != ".txt":
+        return [text]
+    parts: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.strip() == PART_SEPARATOR:
+            parts.append([])
+        else:
+            parts[-1].append(line)
+    kept = ["\n".join(part).strip() + "\n" for part in parts if "".join(part).strip()]
+    return kept if len(parts) > 1 else [text]
+
+
+def _prompts_of(path: str, text: str, found: Findings) -> None:
+    parts = prompt_parts(path, text)
+    for number, part in enumerate(parts, start=1):
+        own = PurePosixPath(path)
+        where = path if len(parts) == 1 else f"{path} (prompt {number} of {len(parts)})"
+        problem = template_problem(part)
+        if problem is not None:
+            found.skipped.append((where, f"not a jinja2 template: {problem}"))
+            continue
+        inputs = template_inputs(part) or {}
+        if len(parts) == 1:
+            found.prompts.append(Prompt(path, tuple(inputs), inputs))
+        else:
+            written = f"{PARTS_DIR}/{own.stem}-{number}{own.suffix}"
+            found.prompts.append(Prompt(written, tuple(inputs), inputs, part, path))
+
+
 def template_inputs(text: str) -> dict[str, Shape] | None:
     """The keys a jinja2 template needs in the case input, each with the shape of an example
     value that renders; None if it does not parse.
@@ -108,10 +164,9 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     import jinja2
     from jinja2 import meta, nodes
 
-    try:
-        tree = jinja2.Environment().parse(text)
-    except jinja2.TemplateSyntaxError:
+    if template_problem(text) is not None:
         return None
+    tree = jinja2.Environment().parse(text)
 
     def key_of(node: nodes.Node) -> str | None:
         if isinstance(node, nodes.Getattr):
@@ -192,9 +247,8 @@ def scan(root: Path) -> Findings:
         pure = PurePosixPath(path)
         if is_prompt_path(path):
             text = read_text(root / path)
-            inputs = template_inputs(text) if text is not None else None
-            if inputs is not None:
-                found.prompts.append(Prompt(path, tuple(inputs), inputs))
+            if text is not None:
+                _prompts_of(path, text, found)
         elif (
             pure.suffix in {".yml", ".yaml"}
             and pure.parts[0] != ".github"
@@ -205,7 +259,7 @@ def scan(root: Path) -> Findings:
             if model:
                 found.model_configs.append(path)
                 found.models[path] = model
-    known = {p.path for p in found.prompts} | set(found.model_configs)
+    known = {p.source or p.path for p in found.prompts} | set(found.model_configs)
     for path in files:
         if path.endswith(".py"):
             text = read_text(root / path)

@@ -1,5 +1,5 @@
-"""What `gate init` writes: gate.yml, the starter cases and the workflow, never over a file
-that exists unless asked to."""
+"""What `gate init` writes: gate.yml, the starter cases, the workflow and the prompts of a
+`---`-separated prompt file, never over a file that exists unless asked to."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def files_for(plan: Plan) -> dict[str, str]:
     single = len(plan.suites) == 1
     for suite in plan.suites:
         suite.cases = f"{CASES_DIR}/{'cases' if single else suite.name}.jsonl"
-    files = {CONFIG: config_text(plan)}
+    files = {CONFIG: config_text(plan), **plan.prompt_files}
     files.update({suite.cases: cases_text(suite) for suite in plan.suites})
     files[WORKFLOW] = workflow_text(plan.key_envs)
     return files

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gate.errors import InputError
-from gate.init.detect import Findings, Prompt, model_of, template_inputs
+from gate.init.detect import Findings, Prompt, model_of, template_inputs, template_problem
 from gate.init.entry_points import PythonTarget
 
 
@@ -49,7 +49,9 @@ def apply_overrides(
 
 def named_prompt(root: Path, name: str) -> Prompt:
     path = relative(root, name, "--prompt")
-    inputs = template_inputs((root / path).read_text(encoding="utf-8"))
-    if inputs is None:
-        raise InputError("not a valid jinja2 template", file=path, key="--prompt")
+    text = (root / path).read_text(encoding="utf-8")
+    problem = template_problem(text)
+    inputs = template_inputs(text)
+    if problem is not None or inputs is None:
+        raise InputError(f"not a jinja2 template: {problem}", file=path, key="--prompt")
     return Prompt(path, tuple(inputs), inputs)

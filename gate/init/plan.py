@@ -31,6 +31,7 @@ class Plan:
     watch: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)  # one line per decision, printed by init
     key_envs: tuple[str, ...] = ("OPENAI_API_KEY",)
+    prompt_files: dict[str, str] = field(default_factory=dict)  # the prompts of `---` files
 
 
 def suite_name(path: str, taken: set[str]) -> str:
@@ -104,9 +105,18 @@ def prompt_plan(findings: Findings) -> Plan:
         system = {"kind": kind, "model_config": config, "prompt": prompt.path}
         suites.append(Suite(name, system, prompt.variables, shapes=prompt.shapes))
         why.append(f"suite {name}: {kind} system, prompt {prompt.path}, model config {config}")
+        if prompt.source is not None:
+            why.append(f"  ({prompt.path} is one of the prompts of {prompt.source}, split at ---)")
     used = {s.system["model_config"] for s in suites}
     keys = sorted({findings.models[c].key_env for c in used}, key=_openai_first)
-    return Plan(suites=suites, watch=watch_globs(findings), why=why, key_envs=tuple(keys))
+    parts = {p.path: p.text for p in findings.prompts if p.text is not None}
+    return Plan(
+        suites=suites,
+        watch=watch_globs(findings),
+        why=why,
+        key_envs=tuple(keys),
+        prompt_files=parts,
+    )
 
 
 def make_plan(findings: Findings) -> Plan:
