@@ -285,3 +285,19 @@ def test_the_comment_shows_the_calls_of_both_sides(tmp_path: Path, server: Model
     diff = html[html.index('<pre lang="diff">') :]
     assert "- → get_current_weather({&quot;location&quot;: &quot;Paris&quot;})" in diff
     assert "+ → get_current_weather({&quot;location&quot;: &quot;London&quot;})" in diff
+
+
+def test_a_held_out_case_keeps_its_calls_out_of_the_report(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    p = project(tmp_path, server, "openai", MODEL)
+    secret = {
+        **calls(call("get_current_weather", location="Paris"), question=PARIS),
+        "heldout": True,
+    }
+    p.cases("cases/tools.jsonl", [secret])
+    (line,) = gate_run(p, "--heldout-detail", "detail")
+    assert (line["status"], line["tool_calls"], line["finish_reason"]) == ("pass", [], None)
+    detail = json.loads((p.root / "detail" / "run.jsonl").read_text().splitlines()[1])
+    assert detail["tool_calls"][0]["arguments"] == {"location": "Paris", "unit": "celsius"}
+    assert detail["finish_reason"] == "tool_calls"
