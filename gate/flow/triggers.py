@@ -13,12 +13,14 @@ from gate.inputs.config import (
     CommandSystem,
     LoadedConfig,
     OpenAISystem,
+    PromptfooSystem,
     PythonSystem,
     ReplaySystem,
     SuiteConfig,
 )
 from gate.inputs.globs import watched
 from gate.inputs.paths import relative_posix
+from gate.inputs.promptfoo_suite.suites import referenced_files
 
 # --- what a suite depends on ---------------------------------------------------------------
 
@@ -51,6 +53,8 @@ def system_files(suite: SuiteConfig, root: Path) -> list[str]:
         return [system.file]
     if isinstance(system, CommandSystem) and "/" in system.command[0]:
         return [system.command[0]]
+    if isinstance(system, PromptfooSystem):
+        return referenced_files(Path(system.config), root)[0]
     return []
 
 
@@ -58,7 +62,9 @@ def case_globs(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[str
     """The suite's case files, as repo-relative paths or globs."""
     config_dir = relative_posix(loaded.base_dir, root) or ""
     prefix = f"{config_dir}/" if config_dir not in ("", ".") else ""
-    cases = [suite.cases] if isinstance(suite.cases, str) else list(suite.cases)
+    if isinstance(suite.system, PromptfooSystem):  # its tests, files of the checkout
+        return referenced_files(Path(suite.system.config), root)[1]
+    cases = [suite.cases] if isinstance(suite.cases, str) else list(suite.cases or [])
     return [prefix + c.removeprefix("./") for c in cases]
 
 

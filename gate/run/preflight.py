@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gate.checks import plan_checks
+from gate.checks import plan_case
 from gate.errors import GateError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import (
@@ -127,8 +127,10 @@ def python_check_problems(loaded: LoadedConfig, root: Path, cases: list[Case]) -
     folders.append(root.resolve())
     first: dict[str, Case] = {}
     for case in cases:
-        for target in case.expect.python:
-            first.setdefault(target, case)
+        inline = case.assertions.python_sources if case.assertions else {}
+        for target in case.python_targets:
+            if target.partition(":")[0] not in inline:
+                first.setdefault(target, case)
     return [
         InputError(
             f"case {case.id!r}: the module of {target!r} is in neither sandbox.pythonpath nor "
@@ -144,7 +146,7 @@ def python_check_problems(loaded: LoadedConfig, root: Path, cases: list[Case]) -
 
 def unchecked_cases(cases: list[Case]) -> list[Case]:
     """Cases without a single check: whatever the system answers, they pass."""
-    return [case for case in cases if plan_checks(case.expect).empty]
+    return [case for case in cases if plan_case(case).empty]
 
 
 def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[InputError]:

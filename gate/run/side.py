@@ -69,7 +69,12 @@ class RunRequest:
 def suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     """The suite's cases, read from the config's checkout (the head's, in the PR flow)."""
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
-    cases = load_cases(suite.cases, loaded.base_dir, display_root)
+    if suite.promptfoo is not None:
+        from gate.inputs.promptfoo_suite.suites import suite_cases as promptfoo_suite_cases
+
+        cases = promptfoo_suite_cases(loaded.path, suite)
+    else:
+        cases = load_cases(suite.cases or [], loaded.base_dir, display_root)
     if not cases:
         raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
     _require_services(loaded, cases)
@@ -85,6 +90,16 @@ def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
                 file=needing[0].file,
                 line=needing[0].line,
                 key="expect.rubric",
+            )
+        ungraded = [c for c in cases if any(a.grader is None for a in c.graded)]
+        if ungraded:
+            raise InputError(
+                f"case {ungraded[0].id!r} has an `llm-rubric` assertion but no grader: name one "
+                "in the promptfoo config (`defaultTest.options.provider`) or set `judge` in "
+                "gate.yml",
+                file=ungraded[0].file,
+                line=ungraded[0].line,
+                key="assert",
             )
 
 
@@ -128,18 +143,37 @@ def open_services(
 
             sandbox = own_sandbox(request.loaded, request.system_config)
             ctx.sandbox = stack.enter_context(open_sandbox(sandbox, env.root))
-        targets = sorted({t for c in cases for t in c.expect.python})
+        targets = sorted({t for c in cases for t in c.python_targets})
         if targets:
-            ctx.python = stack.enter_context(python_checks_sandbox(request, env, targets))
-        if config.judge is not None and any(c.expect.rubric for c in cases):
-            from gate.checks.judge import open_judge
-
-            ctx.judge = stack.enter_context(open_judge(config.judge, env))
+            sources = {
+                k: v for c in cases if c.assertions for k, v in c.assertions.python_sources.items()
+            }
+            ctx.python = stack.enter_context(python_checks_sandbox(request, env, targets, sources))
+        open_judges(stack, ctx, config, cases, env)
         yield system, ctx
 
 
+def open_judges(
+    stack: ExitStack, ctx: CheckContext, config: GateConfig, cases: list[Case], env: SystemEnv
+) -> None:
+    """gate.yml's judge when a case asks it, and each `llm-rubric` grader the cases name."""
+    graded = [a for c in cases for a in c.graded]
+    asked = any(c.expect.rubric for c in cases) or any(a.grader is None for a in graded)
+    if not (asked or graded):
+        return
+    from gate.checks.judge import grader_config, open_judge
+
+    if config.judge is not None and asked:
+        ctx.judge = stack.enter_context(open_judge(config.judge, env))
+    for assertion in graded:
+        spec = assertion.grader
+        if spec is not None and spec.key not in ctx.graders:
+            judge = open_judge(grader_config(spec), env, role=f"grader {spec.model}")
+            ctx.graders[spec.key] = stack.enter_context(judge)
+
+
 def python_checks_sandbox(
-    request: RunRequest, env: SystemEnv, targets: list[str]
+    request: RunRequest, env: SystemEnv, targets: list[str], sources: dict[str, str] | None = None
 ) -> AbstractContextManager[PythonCheckRunner]:
     """The sandbox of the team's own checks: the measuring config's limits, no prelude (that
     is for generated code), the modules of `targets` from the checkout whose code judges."""
@@ -148,7 +182,7 @@ def python_checks_sandbox(
     limits = own_sandbox(request.loaded, request.system_config).model_copy(update={"prelude": ""})
     folder = (request.checks_root or env.root).resolve()
     modules = [target.partition(":")[0] for target in targets]
-    return open_sandbox(limits, folder, modules)
+    return open_sandbox(limits, folder, modules, sources)
 
 
 def build_meta(
