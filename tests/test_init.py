@@ -291,10 +291,11 @@ def test_example_inputs_have_the_shape_the_prompt_reads(tmp_path: Path) -> None:
 
 
 def test_a_nunjucks_prompt_is_skipped_with_its_reason(tmp_path: Path, server: ModelServer) -> None:
-    """promptfoo's prompts are nunjucks: a filter jinja2 lacks (`load`) is no traceback, the
-    prompt is reported as skipped and the others are used."""
+    """promptfoo's prompts are nunjucks: a filter neither engine has (`shout`) is no traceback,
+    the prompt is reported as skipped and the others are used; nunjucks' `dump` is known."""
     repo = make_repo(tmp_path / "repo", {
-        "prompts/weather.txt": "Query: {{ query }}, Location: {{ (context | load).location }}\n",
+        "prompts/weather.txt": "Query: {{ query }}, Location: {{ (context | shout).location }}\n",
+        "prompts/dumped.j2": "Data: {{ data | dump }}\n",
         "prompts/broken.j2": "Hello {{ name \n",
         "prompts/ask.j2": "Question: {{ question }}\n",
         "config/model.yaml": "model: gpt-4o-mini\n",
@@ -302,19 +303,21 @@ def test_a_nunjucks_prompt_is_skipped_with_its_reason(tmp_path: Path, server: Mo
     config, out = init_validate_check(repo, server)
     assert "Traceback" not in out
     assert (
-        "  skipped prompts/weather.txt: not a jinja2 template: No filter named 'load' (line 1)"
+        "  skipped prompts/weather.txt: not a jinja2 template: unknown filter `shout` (line 1)"
         in out
     )
     assert "  skipped prompts/broken.j2: not a jinja2 template: " in out
-    assert [s["system"]["prompt"] for s in config["suites"]] == ["prompts/ask.j2"]
+    assert [s["system"]["prompt"] for s in config["suites"]] == [
+        "prompts/ask.j2", "prompts/dumped.j2"
+    ]  # fmt: skip
     done = gate(repo, "init", "--force", "--prompt", "prompts/weather.txt")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert (
-        "prompts/weather.txt: key `--prompt`: not a jinja2 template: No filter named 'load'"
+        "prompts/weather.txt: key `--prompt`: not a jinja2 template: unknown filter `shout`"
         in done.stderr
     )
     only = make_repo(tmp_path / "only", {
-        "prompts/weather.txt": "{{ (context | load).location }}\n",
+        "prompts/weather.txt": "{{ (context | shout).location }}\n",
         "config/model.yaml": "model: gpt-4o-mini\n",
     })  # fmt: skip
     done = gate(only, "init")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gate.compare.budgets import budget_findings
 from gate.compare.estimates import pair_fractions, plain_fraction, plan_of
+from gate.compare.metrics import metric_rates
 from gate.compare.models import (
     EXCERPT_CHARS,
     CaseChange,
@@ -280,6 +281,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         statistics=stats,
         power=power,
         tasks=task_deltas(pairs, added, removed, lists, estimates),
+        metrics=metric_rates(pairs),
         base=base_totals,
         head=head_totals,
         base_usage=base_usage,

@@ -2,6 +2,8 @@
 
 Prompts are jinja2 templates rendered in jinja2's sandbox with strict undefined variables; the
 variables are the case input's keys, plus `input` (the whole object, with the case `id`).
+nunjucks' built-in filters that jinja2 lacks (`dump`, `nl2br`) and promptfoo's `load` are
+there too; any other unknown filter is an error naming the file, the line and the filter.
 
 The rendered prompt is the user message. A template may instead hold several messages, each
 introduced by a line that is exactly `[[system]]`, `[[user]]` or `[[assistant]]`. Markers are
@@ -24,6 +26,7 @@ from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
+from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS, unknown_filter
 from gate.inputs.sourcemap import Locator, load_yaml, validation_error
 from gate.providers.wire_formats import Message, Role
 
@@ -88,12 +91,14 @@ def _environment(path: Path, source: str) -> SandboxedEnvironment:
     def load(_name: str) -> tuple[str, str, Any]:
         return source, str(path), lambda: True
 
-    return SandboxedEnvironment(
+    environment = SandboxedEnvironment(
         loader=FunctionLoader(load),
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
     )
+    environment.filters.update(NUNJUCKS_FILTERS)  # prompts written for nunjucks (promptfoo)
+    return environment
 
 
 class PromptTemplate:
@@ -110,8 +115,12 @@ class PromptTemplate:
         # A random separator no input value can contain marks where each message starts.
         self._sep = f"\x1e{secrets.token_hex(8)}:"
         marked = _MARKER.sub(lambda m: f"{self._sep}{m.group(1)}{self._sep}", source)
+        environment = _environment(path, marked)
+        problem = unknown_filter(environment, marked, display)  # also inside an {% if %}
+        if problem is not None:
+            raise problem
         try:
-            self._template = _environment(path, marked).get_template(display)
+            self._template = environment.get_template(display)
         except TemplateSyntaxError as exc:
             raise InputError(
                 f"template error: {exc.message}", file=display, line=exc.lineno

@@ -9,7 +9,8 @@
   interpreter, so the gate's own process never imports the team's code);
 - an `expect.python` check whose module is in neither `sandbox.pythonpath` nor the checkout
   (looked up as files: the check's code runs only in the sandbox);
-- tools in a model config that Anthropic has no equivalent for, on an Anthropic side.
+- tools in a model config that Anthropic has no equivalent for, on an Anthropic side;
+- a promptfoo suite's prompt that does not compile or render for some test's vars.
 
 `unchecked_cases` finds the cases with no expectation at all (they always pass): `gate
 validate` warns about them.
@@ -28,6 +29,7 @@ from gate.inputs.config import (
     AnthropicSystem,
     LoadedConfig,
     OpenAISystem,
+    PromptfooSystem,
     PythonSystem,
     ReplaySystem,
     SuiteConfig,
@@ -149,10 +151,36 @@ def unchecked_cases(cases: list[Case]) -> list[Case]:
     return [case for case in cases if plan_case(case).empty]
 
 
+def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -> list[InputError]:
+    """A promptfoo pair's prompt compiled, then rendered with every case's vars."""
+    from gate.systems.promptfoo import Pair
+
+    try:
+        pair = Pair(system, root)
+    except InputError as exc:
+        return [exc]
+    problems = []
+    for case in cases:
+        try:
+            pair.messages(case.system_input())
+        except GateError as exc:
+            problems.append(
+                InputError(
+                    f"case {case.id!r}: the prompt does not render for its vars: {exc}",
+                    file=case.file,
+                    line=case.line,
+                    key="vars",
+                )
+            )
+    return problems
+
+
 def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[InputError]:
     """The chat prompt compiled, then rendered with every case's input (first failure each);
     on an Anthropic side, the model config's tools converted."""
     system = suite.system
+    if isinstance(system, PromptfooSystem):
+        return promptfoo_problems(system, root, cases)
     if not isinstance(system, OpenAISystem | AnthropicSystem):
         return []
     from gate.providers.prompts import ChatPrompt  # jinja2: only for chat systems

@@ -146,47 +146,58 @@ def promptfoo_output(provider: ProviderSpec, reply: Reply) -> Any:
     return output
 
 
-class PromptfooChatSystem:
-    kind = "promptfoo"
+class Pair:
+    """The side's own prompt and provider of the suite, read from its checkout `root`."""
 
-    def __init__(self, config: PromptfooSystem, env: SystemEnv) -> None:
-        self.env = env
-        path = Path(config.config)
-        relative = relative_posix(path, env.root)
+    def __init__(self, config: PromptfooSystem, root: Path) -> None:
+        relative = relative_posix(Path(config.config), root)
         if relative is None:
             raise InputError(
-                f"promptfoo config {config.config!r} is outside the checkout {env.root}",
+                f"promptfoo config {config.config!r} is outside the checkout {root}",
                 key="system.config",
             )
-        files = DiskFiles(env.root)
-        self.source = read_promptfoo(files, relative)
+        self.files = DiskFiles(root)
+        self.source = read_promptfoo(self.files, relative)
         prompt, self.provider = self.source.pair(config.prompt, config.provider)
-        self.prompt = PromptfooPrompt(prompt.raw, prompt.file or self.source.path, self.source.env)
-        tools = load_ref(
-            files, self.source.base, self.provider.config.get("tools"), self.source.path
+        display = prompt.file or f"{self.source.path}, prompt {prompt.name!r}"
+        self.prompt = PromptfooPrompt(prompt.raw, display, self.source.env)
+        where = self.source.path
+        self.tools = load_ref(
+            self.files, self.source.base, self.provider.config.get("tools"), where
         )
-        self.tools = tools
-        if self.provider.vendor == "anthropic":
-            self.format: ChatFormat = AnthropicMessagesFormat()
-            self.params = anthropic_params(self.provider, tools)
-        else:
-            self.format = OpenAIChatFormat()
-            self.params = openai_params(self.provider, tools)
-        self.client = client_for(endpoint_for(self.provider, env.environ), config, env)
-        self._files = [env.root / f for f in dict.fromkeys(files.seen) if (env.root / f).is_file()]
 
     def messages(self, variables: dict[str, Any]) -> tuple[str, list[Message]]:
+        """The rendered prompt and the messages the provider reads in it."""
         rendered = self.prompt.render(variables)
         parse = anthropic_messages if self.provider.vendor == "anthropic" else openai_messages
         try:
             pairs = parse(rendered)
         except ChatPromptError as exc:
             raise SystemCallError(f"prompt {self.prompt.display}: {exc}") from None
-        return rendered, [Message(role=role, content=content) for role, content in pairs]  # type: ignore[arg-type]
+        messages = [Message(role=role, content=content) for role, content in pairs]  # type: ignore[arg-type]
+        return rendered, messages
+
+
+class PromptfooChatSystem:
+    kind = "promptfoo"
+
+    def __init__(self, config: PromptfooSystem, env: SystemEnv) -> None:
+        self.env = env
+        self.pair = Pair(config, env.root)
+        self.provider, self.tools = self.pair.provider, self.pair.tools
+        if self.provider.vendor == "anthropic":
+            self.format: ChatFormat = AnthropicMessagesFormat()
+            self.params = anthropic_params(self.provider, self.tools)
+        else:
+            self.format = OpenAIChatFormat()
+            self.params = openai_params(self.provider, self.tools)
+        self.client = client_for(endpoint_for(self.provider, env.environ), config, env)
+        seen = dict.fromkeys(self.pair.files.seen)
+        self._files = [env.root / f for f in seen if (env.root / f).is_file()]
 
     def call(self, request: SystemRequest) -> SystemOutput:
         deadline = time.monotonic() + request.timeout_s
-        rendered, messages = self.messages(request.input)
+        rendered, messages = self.pair.messages(request.input)
         reply = self.client.chat(
             self.format,
             self.provider.model,
@@ -209,8 +220,8 @@ class PromptfooChatSystem:
             "model": self.provider.model,
             "base_url": endpoint.display_url,
             "promptfoo": {
-                "config": self.source.path,
-                "prompt": self.prompt.display,
+                "config": self.pair.source.path,
+                "prompt": self.pair.prompt.display,
                 "provider": self.provider.name,
             },
             "params": {k: v for k, v in self.params.items() if k != "tools"},

@@ -149,7 +149,9 @@ def _python(value: Any, ctx: AssertionContext) -> tuple[str, str | None]:
     the gate's `module:function`, or inline code."""
     if not isinstance(value, str) or not value.strip():
         raise ctx.error("a `python` assertion needs a file or code as its value")
-    value = value.strip() if _PY_FILE.match(value.strip()) or _TARGET.match(value.strip()) else value
+    value = (
+        value.strip() if _PY_FILE.match(value.strip()) or _TARGET.match(value.strip()) else value
+    )
     if _TARGET.match(value):
         return value, None
     if value.startswith(FILE) or _PY_FILE.match(value):
