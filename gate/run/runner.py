@@ -84,6 +84,7 @@ def run_attempt(
     latency = (time.perf_counter() - started) * 1000
     if output.cached and output.latency_ms is not None:
         latency = output.latency_ms  # so a cached base compares fairly with a fresh head
+    output = output.model_copy(update={"latency_ms": round(latency, 3)})  # what checks read
     usage = output.usage
     tokens = (
         Tokens(prompt=usage.prompt_tokens, completion=usage.completion_tokens)
