@@ -51,6 +51,7 @@ AnthropicMessagesSystem
 CommandProcessSystem
 HttpServiceSystem
 OpenAIChatSystem
+PromptfooChatSystem
 PythonFunctionSystem
 ReplayFileSystem
 
@@ -69,3 +70,9 @@ _.system_config_file
 
 # The power line's standard deviation, part of the json format (compare/power.py).
 _.sd_points
+
+# promptfoo's per-metric pass rates: read by the comment's template and the json format.
+_.metrics
+
+# PyYAML reads the class attribute: each loader's own implicit resolvers (yaml12.py).
+_.yaml_implicit_resolvers

@@ -355,3 +355,32 @@ def test_a_promptfoo_prompt_file_with_separators_is_several_prompts(
     ]
     # each prompt reached the model on its own, never the file with its separators
     assert not any("---" in json.dumps(e.body) for e in server.log)
+
+
+def test_a_promptfoo_config_becomes_the_suite(tmp_path: Path, server: ModelServer) -> None:
+    """A repository that evaluates with promptfoo gets a gate.yml naming its config (no
+    starter cases: its tests are the cases) and a workflow passing its providers' keys."""
+    repo = make_repo(tmp_path / "repo", {
+        "evals/promptfooconfig.yaml": (
+            "prompts: [file://prompts/ask.txt]\n"
+            "providers: [openai:gpt-4o-mini, {id: anthropic:messages:claude-3-5-haiku-latest}]\n"
+            "tests:\n  - vars: {q: Paris}\n    assert: [{type: icontains, value: paris}]\n"
+        ),
+        "evals/prompts/ask.txt": "Tell me about {{ q }}\n",
+    })  # fmt: skip
+    done = gate(repo, "init")
+    assert done.returncode == 0, done.stderr
+    assert "suite evals: the promptfoo config evals/promptfooconfig.yaml (2 pair(s):" in done.stdout
+    assert (
+        "replace them with real ones" not in done.stdout
+        and not (repo / "evals/cases.jsonl").exists()
+    )
+    config = yaml.safe_load((repo / "gate.yml").read_text())
+    assert config["suites"] == [{"name": "evals", "promptfoo": "evals/promptfooconfig.yaml"}]
+    env = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
+    assert set(env) == {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    validated = gate(repo, "validate")
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    checked = gate(repo, "check", "--base", "main", server=server)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "[gate] suite evals/prompts/ask.txt/openai:gpt-4o-mini: running head" in checked.stderr

@@ -487,3 +487,43 @@ def write_suite(root: Path, name: str) -> Path:
     gate = {"prices": PRICES, "suites": [{"name": name, "promptfoo": "promptfooconfig.yaml"}]}
     (root / "gate.yml").write_text(yaml.safe_dump(gate, sort_keys=False))
     return root / "promptfooconfig.yaml"
+
+
+def gate_env(server: object, root: Path) -> dict[str, str]:
+    """The environment of a `gate` subprocess against the model server (no real keys)."""
+    import os
+
+    from helpers.cli import REPO
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "GITHUB_", "INPUT_"))
+    }
+    env.update({
+        "PYTHONPATH": str(REPO),
+        "GATE_CACHE_DIR": str(root / ".gate-cache"),
+        "OPENAI_BASE_URL": server.openai_base_url,  # type: ignore[attr-defined]
+        "ANTHROPIC_BASE_URL": server.url,  # type: ignore[attr-defined]
+    })  # fmt: skip
+    return env
+
+
+def run_suites(root: Path, server: object) -> dict[str, dict[str, dict]]:
+    """`gate run` of every suite of the project's gate.yml: its report lines by case id."""
+    import subprocess
+    import sys
+
+    from gate.inputs.config import load_config
+
+    found: dict[str, dict[str, dict]] = {}
+    for index, suite in enumerate(load_config(root / "gate.yml").config.suites):
+        out = root / "reports" / str(index)
+        done = subprocess.run(
+            [sys.executable, "-m", "gate", "run", f"--suite={suite.name}", "--out", str(out), "--no-cache"],
+            cwd=root, env=gate_env(server, root), capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        lines = (out / "run.jsonl").read_text().splitlines()[1:]
+        found[suite.name] = {line["id"]: line for line in map(json.loads, lines)}
+    return found

@@ -119,8 +119,9 @@ for _loader in (CoreLoader, JsonModeLoader):
 
 def load_yaml12(text: str, file: str | Path) -> tuple[Any, Locator]:
     """The document and a locator for its key paths; errors name the file and the line."""
-    loader = CoreLoader(text)
+    loader = None
     try:
+        loader = CoreLoader(text)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -133,17 +134,20 @@ def load_yaml12(text: str, file: str | Path) -> tuple[Any, Locator]:
     except yaml.YAMLError as exc:
         raise InputError(f"malformed YAML: {exc}", file=file) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return data, Locator(node)
 
 
 def loads_json_mode(text: str) -> Any:
     """A candidate JSON object as promptfoo parses it (YAML in json mode); raises ValueError."""
-    loader = JsonModeLoader(text)
+    loader = None
     try:
+        loader = JsonModeLoader(text)
         node = loader.get_single_node()
         return loader.construct_document(node) if node is not None else None
     except (yaml.YAMLError, RecursionError) as exc:
         raise ValueError(str(exc)) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()

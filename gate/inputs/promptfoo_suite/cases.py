@@ -4,8 +4,8 @@ assertions (with `defaultTest`'s) the checks, run with promptfoo's semantics.
 **Case ids.** A test's `description` is its id when no other case has it. Otherwise (no
 description, one shared by several tests, or a test that var expansion made into several)
 the id is derived from the test's own variables as written (not those `defaultTest` adds,
-unless expansion made several tests of one): a readable part (their values, lowercased, at
-most 40 characters) and 8 hex digits of a hash of them all (keys sorted), like
+unless expansion made several tests of one): a readable part (their values in the order of
+their names, lowercased, at most 40 characters) and 8 hex digits of a hash of them all, like
 `what-is-the-capital-of-france-3f2a91c0`. It depends on nothing else, so inserting, removing
 or moving other tests never changes it; tests with the very same variables get `#2`, `#3`,
 ... in file order.
@@ -48,7 +48,8 @@ def vars_id(vars_: dict[str, Any]) -> str:
     """The id of a test derived from its variables (see the module's docstring)."""
     canonical = json.dumps(vars_, sort_keys=True, ensure_ascii=False, default=str)
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
-    words = " ".join(str(v) for v in vars_.values() if v is not None and not isinstance(v, dict))
+    values = [vars_[k] for k in sorted(vars_)]
+    words = " ".join(str(v) for v in values if v is not None and not isinstance(v, dict))
     slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[:SLUG_CHARS].strip("-")
     return f"{slug}-{digest}" if slug else f"vars-{digest}"
 
