@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.inputs.paths import checkout_root, relative_posix
-from gate.inputs.promptfoo.files import Checkout, DiskFiles, resolve
+from gate.inputs.promptfoo.files import Checkout, DiskFiles, load_ref, resolve
 from gate.inputs.promptfoo_suite.cases import promptfoo_cases
 from gate.inputs.promptfoo_suite.config import read_promptfoo
 from gate.inputs.sourcemap import Locator
@@ -156,7 +156,8 @@ def referenced_files(config_path: Path, root: Path) -> tuple[list[str], list[str
     files = DiskFiles(root)
     try:
         config = read_promptfoo(files, relative)
-        config.matrix()
+        for _, provider in config.matrix():  # and the tools files they offer
+            load_ref(files, config.base, provider.config.get("tools"), config.path)
         system = list(dict.fromkeys(files.seen))
         cases = promptfoo_cases(config)
     except InputError:
