@@ -290,3 +290,33 @@ def test_a_derived_id_depends_on_the_vars_only(vars_, data) -> None:
 def test_ids_are_unique(tests) -> None:
     ids = case_ids([d for d, _ in tests], [v for _, v in tests])
     assert len(set(ids)) == len(ids)
+
+
+def test_a_symlink_out_of_the_checkout_is_not_read(tmp_path: Path) -> None:
+    """A PR's `file://` variable naming a link to the runner's files (`/proc/self/environ`
+    holds the provider keys) would send them to the model: it is refused."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("OPENAI_API_KEY=sk-live\n")
+    (root / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(InputError, match="leak.txt: leads outside the checkout"):
+        cases_of(
+            root,
+            "prompts: ['{{ x }}']\nproviders: [openai:gpt-4o-mini]\ntests:\n  - vars: {x: file://leak.txt}\n",
+        )
+
+
+def test_metadata_makes_a_case_blocking_or_held_out(tmp_path: Path) -> None:
+    (case,) = cases_of(tmp_path, """
+        prompts: ["{{ q }}"]
+        providers: [openai:gpt-4o-mini]
+        tests:
+          - vars: {q: x}
+            metadata: {severity: blocker, heldout: true}
+        """)  # fmt: skip
+    assert (case.severity, case.heldout) == ("blocker", True)
+    with pytest.raises(InputError, match="`metadata.severity` 'critical' is not one of"):
+        cases_of(
+            tmp_path,
+            "prompts: [a]\nproviders: [openai:x]\ntests: [{metadata: {severity: critical}}]\n",
+        )

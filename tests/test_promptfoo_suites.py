@@ -127,3 +127,46 @@ def test_llm_rubric_asks_the_grader_with_promptfoos_prompt(
     weighted = got["llm-rubric's score in a weighted threshold → pass"]["checks"]
     assert [(c["passed"], c["fraction"]) for c in weighted] == [(False, 0.5), (True, 0.5)]
     assert got["llm-rubric → pass"]["judge"]["calls"] == 1
+
+
+def test_a_providers_own_endpoint_and_key_variable(tmp_path: Path) -> None:
+    """`config.apiBaseUrl` (or `apiHost`) and `config.apiKeyEnvar` say where a provider's calls
+    go and which variable holds its key; the key reaches the server and nothing else."""
+    import subprocess
+    import sys
+
+    from helpers.promptfoo_suites import gate_env
+
+    with ModelServer(api_key="sk-own", responder=say_model) as own:
+        root = tmp_path / "own"
+        root.mkdir()
+        (root / ".git").mkdir()
+        (root / "gate.yml").write_text("promptfoo: promptfooconfig.yaml\n")
+        provider = {
+            "id": "openai:chat:gpt-4o-mini",
+            "config": {"apiBaseUrl": own.openai_base_url, "apiKeyEnvar": "MY_KEY",
+                       "headers": {"X-Team": "web"}},
+        }  # fmt: skip
+        config = {
+            "prompts": ["SAY: {{ a }}"],
+            "providers": [provider],
+            "tests": [{"vars": {"a": "ok"}, "assert": [{"type": "equals", "value": "ok"}]}],
+        }
+        (root / "promptfooconfig.yaml").write_text(json.dumps(config))
+        env = {
+            **gate_env(own, root),
+            "MY_KEY": "sk-own",
+            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "gate", "run", "--out", "reports", "--no-cache"],
+            cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "1/1 passed" in done.stderr
+        (entry,) = own.log
+        assert (
+            entry.headers["authorization"] == "Bearer sk-own" and entry.headers["x-team"] == "web"
+        )
+        report = (root / "reports" / "run.jsonl").read_text()
+        assert "sk-own" not in report

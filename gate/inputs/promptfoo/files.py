@@ -51,6 +51,8 @@ class DiskFiles:
         file = self.root / path
         if not file.is_file():
             return None
+        if not file.resolve().is_relative_to(self.root):  # a symlink out of the checkout
+            raise InputError("leads outside the checkout (a symlink): not read", file=path)
         try:
             return file.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -72,7 +74,9 @@ def resolve(base: str, ref: str, where: str | None = None) -> str:
     """`ref` (relative to the folder `base`, or absolute within the checkout) as a path
     relative to the checkout; one that leaves the checkout is an error."""
     ref = ref.removeprefix(FILE)
-    parts: list[str] = [] if ref.startswith("/") else [p for p in base.split("/") if p]
+    parts: list[str] = (
+        [] if ref.startswith("/") else [p for p in base.split("/") if p not in ("", ".")]
+    )
     for part in ref.split("/"):
         if part in ("", "."):
             continue
