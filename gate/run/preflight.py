@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gate.checks import plan_case
 from gate.errors import GateError, InputError
@@ -159,17 +161,22 @@ def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -
         pair = Pair(system, root)
     except InputError as exc:
         return [exc]
+    return render_problems(cases, pair.messages, "vars")
+
+
+def render_problems(cases: list[Case], render: Callable[[Any], Any], key: str) -> list[InputError]:
+    """Each case whose input the prompt does not render for, named at the case."""
     problems = []
     for case in cases:
         try:
-            pair.messages(case.system_input())
+            render(case.system_input())
         except GateError as exc:
             problems.append(
                 InputError(
-                    f"case {case.id!r}: the prompt does not render for its vars: {exc}",
+                    f"case {case.id!r}: the prompt does not render for its {key}: {exc}",
                     file=case.file,
                     line=case.line,
-                    key="vars",
+                    key=key,
                 )
             )
     return problems
@@ -195,19 +202,7 @@ def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[I
     if chat_config(system, root).kind == "anthropic":
         problem = tools_problem(prompt, system.model_config_file)
         problems += [problem] if problem else []
-    for case in cases:
-        try:
-            prompt.render(case.system_input())
-        except GateError as exc:
-            problems.append(
-                InputError(
-                    f"case {case.id!r}: the prompt does not render for its input: {exc}",
-                    file=case.file,
-                    line=case.line,
-                    key="input",
-                )
-            )
-    return problems
+    return problems + render_problems(cases, prompt.render, "input")
 
 
 def preflight(

@@ -1,14 +1,15 @@
 """A promptfoo config's tests as the gate's cases: the test's `vars` are the input, its
 assertions (with `defaultTest`'s) the checks, run with promptfoo's semantics.
 
-**Case ids.** A test's `description` is its id when no other case has it. Otherwise (no
-description, one shared by several tests, or a test that var expansion made into several)
-the id is derived from the test's own variables as written (not those `defaultTest` adds,
-unless expansion made several tests of one): a readable part (their values in the order of
-their names, lowercased, at most 40 characters) and 8 hex digits of a hash of them all, like
-`what-is-the-capital-of-france-3f2a91c0`. It depends on nothing else, so inserting, removing
-or moving other tests never changes it; tests with the very same variables get `#2`, `#3`,
-... in file order.
+**Case ids.** A test's `description` is its id when no other case has it. A description
+several cases share (several tests, or one that var expansion made into several) is followed
+by 8 hex digits of a hash of the case's own variables: `capital [3f2a91c0]`. A test without a
+description gets an id derived from its own variables as written (not those `defaultTest`
+adds, unless expansion made several tests of one): a readable part (their values in the
+order of their names, lowercased, at most 40 characters) and the same 8 hex digits, like
+`what-is-the-capital-of-france-3f2a91c0`. An id depends on nothing else, so inserting,
+removing or moving other tests never changes it; tests with the very same description and
+variables get `#2`, `#3`, ... in file order.
 
 The case's `task` is the name of the file the test is written in, `severity` and `heldout`
 come from the test's `metadata` (`severity: blocker`), and `file`/`line` say where it is.
@@ -44,10 +45,14 @@ from gate.inputs.promptfoo_suite.tests import (
 SLUG_CHARS = 40
 
 
+def vars_digest(vars_: dict[str, Any]) -> str:
+    canonical = json.dumps(vars_, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
+
+
 def vars_id(vars_: dict[str, Any]) -> str:
     """The id of a test derived from its variables (see the module's docstring)."""
-    canonical = json.dumps(vars_, sort_keys=True, ensure_ascii=False, default=str)
-    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
+    digest = vars_digest(vars_)
     values = [vars_[k] for k in sorted(vars_)]
     words = " ".join(str(v) for v in values if v is not None and not isinstance(v, dict))
     slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[:SLUG_CHARS].strip("-")
@@ -60,7 +65,12 @@ def case_ids(descriptions: list[str | None], variables: list[dict[str, Any]]) ->
     ids: list[str] = []
     seen: Counter[str] = Counter()
     for description, vars_ in zip(descriptions, variables, strict=True):
-        base = description if description and counts[description] == 1 else vars_id(vars_)
+        if description and counts[description] == 1:
+            base = description
+        elif description:
+            base = f"{description} [{vars_digest(vars_)}]"
+        else:
+            base = vars_id(vars_)
         seen[base] += 1
         ids.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
     return ids
