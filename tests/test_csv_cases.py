@@ -231,3 +231,18 @@ def test_a_csv_suite_runs_and_validates(tmp_path: Path) -> None:
     done = run_gate("validate", cwd=p.root)
     assert done.code == 2 and "Traceback" not in done.err
     assert "cases/faq.csv:2: row 2: assertion type `similar` is not supported" in done.err
+
+
+def test_a_reference_runs_through_the_rows_assertions(tmp_path: Path) -> None:
+    p = Project(tmp_path)
+    p.write("app.py", ECHO_APP)
+    p.write(
+        "c.csv",
+        "id,say,reference,__expected\na,x,Paris is big,contains: Paris\nb,y,Lyon,contains: Paris\n",
+    )
+    p.config({"cases": "c.csv", "system": {"kind": "python", "target": "app:answer"}})
+    done = run_gate("validate", cwd=p.root)
+    assert done.code == 1, done.err
+    assert (
+        'c.csv:3: b: reference fail: contains:Paris: Expected output to contain "Paris"' in done.out
+    )

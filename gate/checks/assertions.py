@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from gate.checks import assertion_types as types
 from gate.checks.base import CheckContext
-from gate.checks.grading import grade_rubric
 from gate.checks.script_results import script_verdict
 from gate.errors import CheckInfraError
 from gate.inputs.promptfoo.assertions import Assertion, AssertionSet
@@ -111,6 +110,8 @@ class AssertionRun:
             judge = self.ctx.graders.get(a.grader.key)
         if judge is None:
             raise CheckInfraError("`llm-rubric` needs a grader: `judge` in gate.yml or `provider`")
+        from gate.checks.grading import grade_rubric  # jinja2: only for llm-rubric
+
         verdict = grade_rubric(judge, a, self.text, self.case.input)
         self.judge = add_calls(self.judge, verdict.call)
         if verdict.passed is None:

@@ -24,7 +24,6 @@ from gate.inputs.csv_cases import csv_records
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hint
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
-from gate.inputs.promptfoo.assertion_values import parse_assertions
 from gate.inputs.promptfoo.assertions import Assertion, AssertionContext, AssertionSet
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 
@@ -211,6 +210,8 @@ def _csv_cases(text: str, path: Path, display: str, root: Path) -> Iterator[Case
         except InputError as exc:  # a column's value: name the column and the row
             raise at.error(exc.message, exc.key) from None
         if test.asserts or test.threshold is not None:
+            from gate.inputs.promptfoo.assertion_values import parse_assertions  # jinja2
+
             ctx = AssertionContext(
                 where=f"{display}:{at.row.line}",
                 test=f"row {at.row.number}",

@@ -301,15 +301,18 @@ def single_suite(data: Any) -> Any:
 def read_config(text: str, path: Path, checkout: Checkout | None = None) -> LoadedConfig:
     """gate.yml's text (from `path`); a suite's `promptfoo:` config is read from `checkout`
     (default: the checkout `path` lies in), and becomes one suite per prompt and provider."""
-    from gate.inputs.promptfoo_suite.suites import expand_suites  # reads the promptfoo configs
-
     data, locator = load_yaml(text, path)
     if data is None:
         raise InputError("the file is empty; it needs at least `cases` and `system`", file=path)
     if not isinstance(data, dict):
         raise InputError("the top level must be a mapping of keys", file=path, line=1)
     shorthand = "suites" not in data
-    data, origins = expand_suites(single_suite(data), locator, path, checkout, shorthand)
+    data = single_suite(data)
+    origins: dict[str, int] = {}
+    if "promptfoo" in text:  # jinja2 and the promptfoo readers, only for promptfoo suites
+        from gate.inputs.promptfoo_suite.suites import expand_suites
+
+        data, origins = expand_suites(data, locator, path, checkout, shorthand)
     try:
         config = GateConfig.model_validate(data)
     except ValidationError as err:
