@@ -322,3 +322,29 @@ def test_metadata_makes_a_case_blocking_or_held_out(tmp_path: Path) -> None:
             tmp_path,
             "prompts: [a]\nproviders: [openai:x]\ntests: [{metadata: {severity: critical}}]\n",
         )
+
+
+def test_what_a_config_reads_is_watched_and_held_out_tests_hide_its_diff(tmp_path: Path) -> None:
+    from gate.inputs.promptfoo_suite.suites import referenced_files
+
+    write(tmp_path, {
+        "evals/promptfooconfig.yaml": """
+            prompts: [file://p.txt]
+            providers: [{id: openai:gpt-4o-mini, config: {tools: file://tools.json}}]
+            tests:
+              - vars: {q: file://q.txt}
+                metadata: {heldout: true}
+                assert: [{type: python, value: file://checks/tone.py}]
+              - file://more/*.yaml
+            """,
+        "evals/p.txt": "{{ q }}", "evals/tools.json": "[]", "evals/q.txt": "x",
+        "evals/more/a.yaml": "- vars: {q: y}\n",
+    })  # fmt: skip
+    system, cases = referenced_files(tmp_path / "evals/promptfooconfig.yaml", tmp_path)
+    assert system == ["evals/promptfooconfig.yaml", "evals/p.txt", "evals/tools.json"]
+    assert cases == [
+        "evals/promptfooconfig.yaml", "evals/more/*.yaml", "evals/more/a.yaml", "evals/q.txt",
+        "evals/checks/tone.py",
+    ]  # fmt: skip
+    (tmp_path / "evals/promptfooconfig.yaml").write_text("prompts: [\n")
+    assert referenced_files(tmp_path / "evals/promptfooconfig.yaml", tmp_path) == (["**"], [])

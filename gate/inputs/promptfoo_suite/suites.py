@@ -163,6 +163,8 @@ def referenced_files(config_path: Path, root: Path) -> tuple[list[str], list[str
     except InputError:
         return ["**"], []
     tests = [f for f in dict.fromkeys(files.seen[len(system) :]) if f not in system]
+    if any(case.heldout and case.file == relative for case in cases):
+        tests.insert(0, relative)  # its held-out tests: the comment shows no diff of it
     python = [
         target.partition(":")[0].replace(".", "/") + ".py"
         for case in cases
