@@ -39,7 +39,7 @@ from gate.providers.wire_formats import (
 )
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv, SystemRequest
-from gate.systems.chat import client_for, to_output
+from gate.systems.chat import chat_description, client_for, to_output
 
 OPENAI_PARAMS = (
     "seed", "top_p", "presence_penalty", "frequency_penalty", "functions", "function_call",
@@ -213,19 +213,15 @@ class PromptfooChatSystem:
         return output.model_copy(update={"data": data})
 
     def describe(self) -> dict[str, Any]:
-        endpoint = self.client.endpoint
-        return {
-            "kind": self.kind,
-            "provider": endpoint.provider,
-            "model": self.provider.model,
-            "base_url": endpoint.display_url,
-            "promptfoo": {
-                "config": self.pair.source.path,
-                "prompt": self.pair.prompt.display,
-                "provider": self.provider.name,
-            },
-            "params": {k: v for k, v in self.params.items() if k != "tools"},
+        params = {k: v for k, v in self.params.items() if k != "tools"}
+        described = chat_description(self.kind, self.client, self.provider.model, params)
+        pair = self.pair
+        where = {
+            "config": pair.source.path,
+            "prompt": pair.prompt.display,
+            "provider": self.provider.name,
         }
+        return {**described, "promptfoo": where}
 
     def files(self) -> list[Path]:
         return self._files
