@@ -29,6 +29,7 @@ resamples_test
 resamples_ci
 ci_method
 mid_p_value
+_words_beside_the_findings  # WordedComparison's serializer (pydantic calls it)
 excerpt_lines  # render limits (base.md.j2, macros.md.j2)
 id_chars
 

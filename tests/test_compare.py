@@ -13,13 +13,13 @@ from gate.compare.stats import SIGN_FLIP, mcnemar_exact
 from gate.compare.totals import usage
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy
-from gate.render.reasons import explain
+from gate.render.reasons import worded
 from gate.report.io import read_report
 from gate.report.summary import summarise
 
 
 def run(tmp_path: Path, base_rows, head_rows, policy: Policy | None = None, **kw) -> Comparison:
-    return explain(
+    return worded(
         compare(
             report(tmp_path, "base", base_rows, **kw),
             report(tmp_path, "head", head_rows, **kw),
@@ -316,11 +316,11 @@ def test_no_paired_cases_compared_nothing_so_it_is_an_error(tmp_path: Path) -> N
 
 def test_a_new_suite_is_judged_on_the_head_alone(tmp_path: Path) -> None:
     head = report(tmp_path, "head", [case("a"), case("b", "fail")])
-    c = explain(compare(None, head, Policy()))
+    c = worded(compare(None, head, Policy()))
     assert c.verdict == "pass" and c.base_meta is None and c.added == ["a", "b"]
     assert "this suite is new" in c.reasons[0] and not c.notes
     blocked = report(tmp_path, "head", [case("a"), case("b", "fail", severity="blocker")])
-    c = explain(compare(None, blocked, Policy()))
+    c = worded(compare(None, blocked, Policy()))
     assert c.verdict == "fail" and c.blocker_failures == ["b"]
 
 
@@ -330,7 +330,7 @@ def test_empty_head_report_is_an_error(tmp_path: Path) -> None:
 
 
 def test_different_suites_are_noted(tmp_path: Path) -> None:
-    c = explain(
+    c = worded(
         compare(
             report(tmp_path, "base", [case("a")], suite="one"),
             report(tmp_path, "head", [case("a")], suite="two"),
@@ -344,7 +344,7 @@ def test_different_suites_are_noted(tmp_path: Path) -> None:
 def test_skipped_comparison() -> None:
     c = skipped_comparison("no watched file changed", suite="support")
     assert c.verdict == "skipped" and c.exit_code == 0
-    assert c.reasons == ["no watched file changed"] and c.base_pass_rate is None
+    assert worded(c).reasons == ["no watched file changed"] and c.base_pass_rate is None
 
 
 def test_policy_from_config_with_overrides() -> None:

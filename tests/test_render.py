@@ -31,7 +31,6 @@ from gate.render import (
     render_summary,
 )
 from gate.render.markdown import ZWJ, ZWSP, code, code_block, one_line, shorten, text
-from gate.render.reasons import explain
 
 
 def failing_rows(outputs: list[str], details: list[str]) -> list[dict]:
@@ -347,12 +346,10 @@ def test_a_broken_user_template_is_an_input_error_naming_file_and_line(tmp_path:
 
 
 def test_json_is_the_comparison(tmp_path: Path) -> None:
-    c = explain(
-        compare(
-            report(tmp_path, "base", [case("a"), case("b")]),
-            report(tmp_path, "head", [case("a", "fail"), case("b")]),
-            Policy(),
-        )
+    c = compare(
+        report(tmp_path, "base", [case("a"), case("b")]),
+        report(tmp_path, "head", [case("a", "fail"), case("b")]),
+        Policy(),
     )
     assert Comparison.model_validate_json(render_json(c)) == c
 

@@ -11,6 +11,7 @@ from gate.commands.compare import terminal_default, use_colour
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
 from gate.render.preview import terminal_text
+from gate.render.reasons import words
 from gate.render.values import pct, pts
 
 
@@ -65,9 +66,9 @@ def add_parser(sub: Any) -> None:
 def headline(outcome: SuiteOutcome) -> str:
     c = outcome.comparison
     if c.verdict == "skipped":
-        return f"{outcome.suite}: skipped: {'; '.join(c.reasons)}"
+        return f"{outcome.suite}: skipped: {'; '.join(words(c).reasons)}"
     if c.verdict == "error" and c.base_pass_rate is None:
-        return f"{outcome.suite}: error: {'; '.join(c.reasons)}"
+        return f"{outcome.suite}: error: {'; '.join(words(c).reasons)}"
     return (
         f"{outcome.suite}: {c.verdict}: pass rate {pct(c.base_pass_rate)} -> "
         f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "

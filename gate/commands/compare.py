@@ -22,7 +22,6 @@ from gate.render import (
     render_summary,
 )
 from gate.render.preview import terminal_text
-from gate.render.reasons import explain
 from gate.report.files import atomic_write
 from gate.report.io import read_report
 
@@ -123,7 +122,7 @@ def handle(args: argparse.Namespace) -> int:
     # The reports live until exit: keep the cyclic GC from rescanning their ~10 objects per case
     # at every allocation burst of the comparison (0.5 s of 2 s at 10,000 cases).
     gc.freeze()
-    comparison = explain(compare(base, head, policy))
+    comparison = compare(base, head, policy)
     ctx = RenderContext(
         suite=comparison.suite,
         repository=args.repository,

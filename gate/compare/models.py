@@ -1,5 +1,6 @@
-"""The comparison's models: the policy, one case on both sides, per-task and per-side totals,
-and `Comparison`, which is also the `json` format (its keys are stable).
+"""The comparison's models: one case on both sides, per-task and per-side totals, and
+`Comparison`, which is also the `json` format (its keys are stable; `gate.render.reasons` adds
+the findings in words, `reasons` and `notes`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.compare.findings import Finding, Skipped
 from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
@@ -20,28 +22,6 @@ Verdict = Literal["pass", "fail", "error", "skipped"]
 EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
 
 EXCERPT_CHARS = 2000
-
-
-class Finding(BaseModel):
-    """One rule that decided the verdict, held, or is worth a note; `gate.render.reasons` words
-    it. `outcome` says what it does: error / fail (blocks), pass (held), note (decides nothing)."""
-
-    kind: str
-    outcome: Literal["error", "fail", "pass", "note"]
-    side: str | None = None
-    ids: list[str] = Field(default_factory=list)
-    new_ids: list[str] = Field(default_factory=list)
-    count: int | None = None
-    n: int | None = None
-    value: float | None = None
-    limit: float | None = None
-    p_value: float | None = None
-    alpha: float | None = None
-    names: list[str] = Field(default_factory=list, description="e.g. the two suites' names")
-    runs: dict[str, list[int]] = Field(
-        default_factory=dict,
-        description="with repeats: id -> [base passes, base runs, head passes, head runs]",
-    )
 
 
 class CaseChange(BaseModel):
@@ -128,9 +108,9 @@ class Comparison(BaseModel):
     """The result of `gate compare`, and its `json` format."""
 
     verdict: Verdict
-    findings: list[Finding] = Field(default_factory=list, description="the rules, as data")
-    reasons: list[str] = Field(default_factory=list, description="why this verdict")
-    notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
+    findings: list[Finding] = Field(
+        default_factory=list, description="the rules, as data (`gate.compare.findings`)"
+    )
     suite: str = "default"
     policy: Policy = Field(default_factory=Policy)
     base_pass_rate: float | None = None
@@ -184,4 +164,4 @@ class Comparison(BaseModel):
 
 def skipped_comparison(reason: str, *, suite: str = "default") -> Comparison:
     """No watched file changed: nothing was run, nothing blocks."""
-    return Comparison(verdict="skipped", reasons=[reason], suite=suite)
+    return Comparison(verdict="skipped", findings=[Skipped(reason=reason)], suite=suite)

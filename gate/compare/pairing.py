@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from gate.compare.budgets import budget_findings
 from gate.compare.estimates import pair_fractions, plain_fraction, plan_of
+from gate.compare.findings import Finding, OtherSuite, Unpaired
 from gate.compare.models import (
     EXCERPT_CHARS,
     CaseChange,
     Comparison,
-    Finding,
 )
 from gate.compare.power import resolution
 from gate.compare.rubric import compare_rubric
@@ -195,13 +195,11 @@ class _Lists:
 
 
 def _report_findings(base: Report, head: Report, added: int, removed: int) -> list[Finding]:
-    found = []
+    found: list[Finding] = []
     if base.meta.suite and head.meta.suite and base.meta.suite != head.meta.suite:
-        found.append(
-            Finding(kind="other_suite", outcome="note", names=[base.meta.suite, head.meta.suite])
-        )
+        found.append(OtherSuite(base_suite=base.meta.suite, head_suite=head.meta.suite))
     if added or removed:
-        found.append(Finding(kind="unpaired", outcome="note", count=added, n=removed))
+        found.append(Unpaired(added=added, removed=removed))
     return found
 
 

@@ -26,7 +26,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from gate import __version__
-from gate.compare.models import Comparison, Finding
+from gate.compare.findings import (
+    Finding,
+    ShardFile,
+    ShardsIncomplete,
+    ShardsMissing,
+    ShardsStale,
+    ShardsUnmerged,
+    Skipped,
+)
+from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
 from gate.flow.baseline import policy_findings
 from gate.flow.judging import SuiteRun, failed_comparison, judge
@@ -49,6 +58,7 @@ from gate.inputs.paths import display_path
 from gate.inputs.policy import Policy
 from gate.inputs.shard import Shard
 from gate.render.markdown import text
+from gate.render.reasons import sentence
 from gate.report.files import atomic_write
 from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
@@ -85,12 +95,16 @@ class ShardRecord(BaseModel):
 
 @dataclass(frozen=True)
 class ShardOutcome:
-    """What a shard job did for one suite."""
+    """What a shard job did for one suite: the findings of an error, or why it skipped."""
 
     suite: str
     shard: Shard
     verdict: ShardVerdict
-    reasons: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [sentence(f) for f in self.findings]
 
 
 # --- mode: shard -----------------------------------------------------------------------------
@@ -113,12 +127,14 @@ def run_shard_flow(request: FlowRequest, shard: Shard) -> list[ShardOutcome]:
         atomic_write(folder / f"{shard_name(shard)}.json", entry.model_dump_json(indent=2) + "\n")
         failed = failed_comparison(run.statuses, plan.name)  # a bad head config: exit 2
         if failed is not None:
-            return ShardOutcome(plan.name, shard, "error", failed.reasons)
+            return ShardOutcome(plan.name, shard, "error", failed.findings)
         return ShardOutcome(plan.name, shard, "partial")
 
     ran = run_planned(request, plans, baseline, record, shard=shard)
     return [
-        ran[p.name] if p.runs else ShardOutcome(p.name, shard, "skipped", [p.skip_reason or ""])
+        ran[p.name]
+        if p.runs
+        else ShardOutcome(p.name, shard, "skipped", [Skipped(reason=p.skip_reason or "")])
         for p in plans
     ]
 
@@ -172,47 +188,35 @@ def find_records(folder: Path) -> dict[str, Found]:
     return found
 
 
-def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -> str | None:
+def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -> Finding | None:
     """Why the shards of a suite cannot make its whole report: none, some missing or
     duplicated, or of other commits. None when every shard is there once."""
     if not found:
-        return (
-            f"no shard reports of suite `{suite}` under `{folder}`: every shard job must run "
-            "with `mode: shard` and upload its reports, and the final job must download them "
-            "into that folder"
-        )
+        return ShardsMissing(suite=suite, folder=folder)
     root = request.repo.root
     stale = [
-        f"{r.shard} ({display_path(p, root)})"
+        ShardFile(shard=r.shard, path=display_path(p, root))
         for p, r in found
         if (r.base_sha, r.head_sha) != (request.base_sha, request.head_sha)
     ]
     if stale:
-        return (
-            f"shard reports of other commits than base {request.base_sha[:12]} and head "
-            f"{(request.head_sha or '')[:12]}: {', '.join(stale)}"
-        )
+        return ShardsStale(base_sha=request.base_sha, head_sha=request.head_sha or "", stale=stale)
     try:
         check_shards(
             [(Path(display_path(p, root)), RunMeta(suite=suite, shard=r.shard)) for p, r in found]
         )
     except InputError as exc:
-        return (
-            f"{exc.message}; the verdict needs every shard exactly once (a shard is missing when "
-            "its job failed, was skipped or cancelled, or its reports were not downloaded)"
-        )
+        return ShardsIncomplete(problem=exc.message)
     return None
 
 
-def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> str | None:
+def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> Finding | None:
     """Each side's shards into `out/<side>.jsonl`; why not, if they do not merge."""
-    ran = {s.side for s in statuses}
-    sides = [s for s in SIDES if s in ran]
-    for side in sides:
+    for side in sorted({s.side for s in statuses}):  # base, then head
         try:
             merge_reports([r.report(p.parent, side) for p, r in found], out, side)
         except InputError as exc:
-            return f"the {side} shards do not merge: {exc}"
+            return ShardsUnmerged(side=side, problem=str(exc))
     return None
 
 
@@ -227,7 +231,7 @@ def _finish_suite(
     suite = plan.name
     problem = shard_problem(suite, found, request, folder)
     if problem is not None:
-        return Comparison(verdict="error", reasons=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), {}
     statuses = tuple(s for _, r in found for s in r.sides)
     failed = failed_comparison(statuses, suite)
     if failed is not None:
@@ -240,7 +244,7 @@ def _finish_suite(
     )
     problem = _merge_sides(found, statuses, out)
     if problem is not None:
-        return Comparison(verdict="error", reasons=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), {}
     run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
     comparison = judge(run, suite, policy, baseline=plan.baseline, findings=notes)
     return comparison, run.reports

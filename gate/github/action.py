@@ -42,6 +42,7 @@ from gate.inputs.config import load_config
 from gate.inputs.paths import relative_posix
 from gate.render import comment_marker
 from gate.render.markdown import text
+from gate.render.reasons import words
 from gate.report.files import atomic_write
 
 REPORTS_DIR = "eval-gate-reports"
@@ -353,7 +354,7 @@ def _publish(
         outputs = _outputs(verdict, _regression_ids(outcomes), _pooled(outcomes))
         workflow.write_outputs(env.output, outputs)
     for outcome in outcomes:
-        reasons = "; ".join(outcome.comparison.reasons[:3])
+        reasons = "; ".join(words(outcome.comparison).reasons[:3])
         _say(out, f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}")
     code = EXIT_CODES[verdict]
     if verdict == "fail" and not inputs.fail_on_regression:

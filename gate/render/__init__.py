@@ -19,7 +19,7 @@ from gate.render import values
 from gate.render.environment import environment
 from gate.render.junit import render_junit
 from gate.render.markdown import text
-from gate.render.reasons import explain
+from gate.render.reasons import WordedComparison, worded
 from gate.render.view import (
     COMMENT_LIMITS,
     ICONS,
@@ -82,7 +82,7 @@ def minimal_body(comparison: Comparison, ctx: RenderContext) -> str:
 
 def _render_within(
     name: str,
-    comparison: Comparison,
+    comparison: WordedComparison,
     ctx: RenderContext,
     limits: Limits,
     prefix: str,
@@ -109,11 +109,10 @@ def render_comment(
     comparison: Comparison, ctx: RenderContext, *, max_chars: int = COMMENT_MAX_CHARS
 ) -> str:
     """The PR comment: marker first, at most `max_chars` characters."""
-    comparison = explain(comparison)
     marker = comment_marker(ctx.suite if ctx.suite != "default" else comparison.suite)
     return _render_within(
         "comment.md.j2",
-        comparison,
+        worded(comparison),
         ctx,
         COMMENT_LIMITS,
         marker + "\n",
@@ -125,10 +124,9 @@ def render_summary(
     comparison: Comparison, ctx: RenderContext, *, max_bytes: int = SUMMARY_MAX_BYTES
 ) -> str:
     """The job summary: the same layout with longer lists, at most `max_bytes` of UTF-8."""
-    comparison = explain(comparison)
     return _render_within(
         "summary.md.j2",
-        comparison,
+        worded(comparison),
         ctx,
         SUMMARY_LIMITS,
         "",
@@ -137,5 +135,6 @@ def render_summary(
 
 
 def render_json(comparison: Comparison) -> str:
-    """The stable `json` format: the comparison's fields, held-out cases already stripped."""
-    return explain(comparison).model_dump_json(indent=2) + "\n"
+    """The stable `json` format: the comparison's fields and its findings in words, held-out
+    cases already stripped."""
+    return worded(comparison).model_dump_json(indent=2) + "\n"

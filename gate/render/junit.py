@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from gate.compare.models import CaseChange, Comparison
-from gate.render.reasons import explain
+from gate.render.reasons import WordedComparison, worded
 from gate.render.values import STATUS
 
 # XML 1.0 forbids most control characters even when escaped.
@@ -64,7 +64,7 @@ def _testcase(case: CaseChange, suite: str) -> ET.Element:
     return element
 
 
-def _verdict_case(c: Comparison) -> ET.Element:
+def _verdict_case(c: WordedComparison) -> ET.Element:
     element = ET.Element("testcase", classname=_clean(f"{c.suite}.gate"), name="verdict")
     reasons = _clean("\n".join(c.reasons))
     if c.verdict == "fail":
@@ -79,7 +79,7 @@ def _verdict_case(c: Comparison) -> ET.Element:
 
 
 def render_junit(comparison: Comparison) -> str:
-    c = explain(comparison)
+    c = worded(comparison)
     cases = [_verdict_case(c)] + [
         _testcase(case, c.suite) for case in sorted(c.cases.values(), key=lambda x: x.index)
     ]

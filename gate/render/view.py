@@ -19,6 +19,7 @@ from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.markdown import Md, code, link, mermaid_label, text
 from gate.render.metadata import file_rows, system_cell
+from gate.render.reasons import WordedComparison
 from gate.render.usage import usage_rows
 
 ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
@@ -321,7 +322,7 @@ def delta_digits(c: Comparison) -> int:
     return 2 if round(abs(delta), 1) == threshold else 1
 
 
-def template_context(c: Comparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
+def template_context(c: WordedComparison, ctx: RenderContext, limits: Limits) -> dict[str, Any]:
     explained, explained_total = explained_cases(c, limits)
     fixes, fixes_total = explained_fixes(c, limits)
     return {
