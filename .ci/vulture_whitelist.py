@@ -8,13 +8,7 @@ schema_version  # RunMeta
 config_file  # RunMeta
 n_cases  # RunMeta
 by_task  # Summary
-base_fraction  # CaseChange (macros.md.j2)
-head_fraction
-base_repeats
-head_repeats
-output_chars
-base_error
-base_output_chars  # CaseChange (comparison.json: how long the base's output was)
+output_chars  # SideCase (comparison.json: how long a side's output was)
 heldout_left_out  # RubricComparison (base.md.j2)
 judged_one_side
 new_errors  # Comparison (base.md.j2)

@@ -213,8 +213,9 @@ def test_repeats_give_flaky_lists_and_a_resampling_test(tmp_path: Path) -> None:
     c = run(tmp_path, base, head, repeats=3)
     assert c.flaky == ["r0", "r1", "r2"]
     assert c.regressions == ["r1"] and c.fixes == ["r2"]
-    assert c.cases["r0"].head_fraction == pytest.approx(2 / 3, abs=1e-4)
-    assert c.cases["r0"].base_fraction == 1.0 and c.cases["r0"].head_repeats == 3
+    r0 = c.cases["r0"]
+    assert r0.head is not None and r0.head.fraction == pytest.approx(2 / 3, abs=1e-4)
+    assert r0.base is not None and r0.base.fraction == 1.0 and r0.head.repeats == 3
     s = c.statistics
     assert s is not None and s.resampling is not None and s.decision_test == SIGN_FLIP
     # fraction differences: r0 -1/3, r1 -2/3, r2 +2/3 -> mean -1/36 per case
@@ -292,7 +293,9 @@ def test_held_out_cases_keep_only_their_outcome(tmp_path: Path) -> None:
     c = run(tmp_path, base, head)
     held = c.cases["h"]
     assert held.heldout
-    assert held.output is None and held.failed_checks == [] and held.error is None
+    for side in (held.base, held.head):
+        assert side is not None
+        assert side.output is None and side.failed_checks == [] and side.error is None
     assert held.file == "" and held.line == 0
     assert c.regressions == ["h"]
     assert secret not in c.model_dump_json()
@@ -303,8 +306,9 @@ def test_outputs_are_kept_as_bounded_excerpts(tmp_path: Path) -> None:
     base = [case("a")]
     head = [case("a", "fail", output=big)]
     c = run(tmp_path, base, head)
-    assert c.cases["a"].output_chars == 50_000
-    assert len(c.cases["a"].output or "") == 2000
+    head = c.cases["a"].head
+    assert head is not None and head.output_chars == 50_000
+    assert len(head.output or "") == 2000
 
 
 def test_no_paired_cases_compared_nothing_so_it_is_an_error(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def test_end_to_end_from_gate_run_to_a_failing_verdict(project: Project) -> None
     assert data["blocker_failures"] == ["faq-000"]
     assert (data["base_pass_rate"], data["head_pass_rate"]) == (100.0, 92.5)
     assert data["delta_points"] == -7.5 and data["p_value"] == 0.25
-    assert data["cases"]["faq-000"]["failed_checks"][0]["name"] == "include:CAC"
+    assert data["cases"]["faq-000"]["head"]["failed_checks"][0]["name"] == "include:CAC"
 
     comment = run_gate("compare", str(base), str(head), cwd=project.root)
     assert comment.code == 1

@@ -307,7 +307,7 @@ def test_user_templates_extend_ours_and_stay_escaped(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "comment.md.j2").write_text(
         '{% extends "gate/comment.md.j2" %}\n'
-        "{% block footer %}Team footer: {{ c.cases['a'].output }}\n{% endblock %}\n"
+        "{% block footer %}Team footer: {{ c.cases['a'].head.output }}\n{% endblock %}\n"
     )
     c = compare(
         report(tmp_path, "base", [case("a")]),

@@ -72,7 +72,8 @@ def test_regressions_with_repeats_are_fractions_that_fell_by_half(tmp_path: Path
     assert c.regressions == ["fell"] and c.fixes == ["rose"]
     assert "slipped" in c.flaky and "slipped" not in c.regressions  # 2/3 -> 1/3 is noise
     fell = c.cases["fell"]
-    assert (fell.base_passes, fell.base_repeats, fell.head_passes) == (3, 3, 1)
+    assert fell.base is not None and fell.head is not None
+    assert (fell.base.passes, fell.base.repeats, fell.head.passes) == (3, 3, 1)
     expected = 100 * ((1 / 3 - 1) + (1 / 3 - 2 / 3) + (1 - 1 / 3)) / 3
     assert c.delta_points == pytest.approx(expected, abs=0.01)
 

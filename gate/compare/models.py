@@ -24,6 +24,25 @@ EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
 EXCERPT_CHARS = 2000
 
 
+class SideCase(BaseModel):
+    """One side of a case: its outcome over its runs and, unless held out, what it answered
+    and which checks decided it."""
+
+    status: Status
+    fraction: float = Field(
+        description="pass fraction over the runs (under repeats: auto, the unbiased estimate)"
+    )
+    repeats: int = 1
+    passes: int = Field(description="runs that passed, of repeats")
+    flaky: bool = False
+    output: str | None = Field(None, description=f"the first {EXCERPT_CHARS} characters")
+    output_chars: int = Field(0, description="how long the whole output was")
+    failed_checks: list[CheckResult] = Field(default_factory=list)
+    review_checks: list[CheckResult] = Field(default_factory=list, description="needs review")
+    rubric: list[CheckResult] = Field(default_factory=list, description="the judge's results")
+    error: str | None = None
+
+
 class CaseChange(BaseModel):
     """One case on both sides. Held-out cases carry only id, task, severity and outcomes."""
 
@@ -32,34 +51,32 @@ class CaseChange(BaseModel):
     severity: str
     heldout: bool = False
     blocking: bool = False
-    base: Status | None = Field(None, description="None: the case is not in the base report")
-    head: Status | None = Field(None, description="None: the case is not in the head report")
-    base_fraction: float | None = Field(None, description="pass fraction over the repeats")
-    head_fraction: float | None = None
-    base_repeats: int = 0
-    head_repeats: int = 0
-    base_passes: int | None = Field(None, description="runs that passed, of base_repeats")
-    head_passes: int | None = None
-    base_flaky: bool = False
-    head_flaky: bool = False
-    failed_checks: list[CheckResult] = Field(default_factory=list)
-    review_checks: list[CheckResult] = Field(default_factory=list)
-    output: str | None = Field(None, description=f"first {EXCERPT_CHARS} characters")
-    output_chars: int = 0
-    base_output: str | None = Field(None, description=f"the base's, first {EXCERPT_CHARS}")
-    base_output_chars: int = 0
-    base_failed_checks: list[CheckResult] = Field(default_factory=list)
-    base_rubric: list[CheckResult] = Field(default_factory=list, description="judge, on base")
-    head_rubric: list[CheckResult] = Field(default_factory=list, description="judge, on head")
-    error: str | None = None
-    base_error: str | None = None
+    base: SideCase | None = Field(None, description="None: the case is not in the base report")
+    head: SideCase | None = Field(None, description="None: the case is not in the head report")
     file: str = ""
     line: int = 0
     index: int = 0
 
     @property
+    def statuses(self) -> tuple[Status | None, Status | None]:
+        """The outcome on base and on head; None where the case is not in that report."""
+        return (self.base.status if self.base else None, self.head.status if self.head else None)
+
+    @property
+    def shown(self) -> SideCase:
+        """The side a listing shows: the head's, or the base's for a removed case."""
+        side = self.head or self.base
+        assert side is not None, "a case is in at least one report"
+        return side
+
+    @property
     def flaky(self) -> bool:
-        return self.base_flaky or self.head_flaky
+        return any(side.flaky for side in (self.base, self.head) if side)
+
+    @property
+    def repeated(self) -> bool:
+        """Either side ran the case more than once."""
+        return any(side.repeats > 1 for side in (self.base, self.head) if side)
 
 
 class TaskDelta(BaseModel):

@@ -6,20 +6,19 @@ head are `added`, and pass rates and their delta are over the paired cases.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gate.compare.budgets import budget_findings
 from gate.compare.estimates import pair_fractions, plain_fraction, plan_of
 from gate.compare.findings import Finding, OtherSuite, Unpaired
-from gate.compare.models import (
-    EXCERPT_CHARS,
-    CaseChange,
-    Comparison,
-)
+from gate.compare.lists import sort_into_lists
+from gate.compare.models import EXCERPT_CHARS, CaseChange, Comparison, SideCase
 from gate.compare.power import resolution
 from gate.compare.rubric import compare_rubric
 from gate.compare.stats import PairedCounts, paired_counts, significance
 from gate.compare.totals import Estimates, points, task_deltas, totals, usage
 from gate.compare.verdict import decide, resolution_findings
-from gate.inputs.policy import SEVERITY_ORDER, Policy
+from gate.inputs.policy import Policy
 from gate.report.models import (
     CaseResult,
     CheckResult,
@@ -30,7 +29,6 @@ from gate.report.models import (
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
-CLEAR_CHANGE = 0.5  # with repeats: a regression's pass fraction fell by at least this much
 
 
 def _excerpt(text: str | None, limit: int) -> str | None:
@@ -45,38 +43,31 @@ def _short_check(check: CheckResult) -> CheckResult:
     )
 
 
-def _rubric(result: CaseResult | None) -> list[CheckResult]:
-    if result is None:
-        return []
+def _rubric(result: CaseResult) -> list[CheckResult]:
     return [_short_check(c) for c in result.checks if c.name.startswith("rubric:")][:MAX_CHECKS]
 
 
-def _base_details(base: CaseResult | None) -> dict:
-    """The base's side of a case, to set against the head's."""
-    if base is None:
-        return {}
+def _details(result: CaseResult) -> dict[str, Any]:
+    """What a reader needs to see why a side failed; never kept for held-out cases."""
     return {
-        "base_output": _excerpt(base.output, EXCERPT_CHARS),
-        "base_output_chars": len(base.output or ""),
-        "base_failed_checks": [_short_check(c) for c in base.failed_checks[:MAX_CHECKS]],
-        "base_rubric": _rubric(base),
+        "output": _excerpt(result.output, EXCERPT_CHARS),
+        "output_chars": len(result.output or ""),
+        "failed_checks": [_short_check(c) for c in result.failed_checks[:MAX_CHECKS]],
+        "review_checks": [_short_check(c) for c in result.checks if c.passed is None][:MAX_CHECKS],
+        "rubric": _rubric(result),
+        "error": _excerpt(result.error, DETAIL_CHARS),
     }
 
 
-def _details(source: CaseResult, base: CaseResult | None, head: CaseResult | None) -> dict:
-    """What a reader needs to see why a case fails; never kept for held-out cases."""
-    return {
-        **_base_details(base),
-        "head_rubric": _rubric(head),
-        "failed_checks": [_short_check(c) for c in source.failed_checks[:MAX_CHECKS]],
-        "review_checks": [_short_check(c) for c in source.checks if c.passed is None][:MAX_CHECKS],
-        "output": _excerpt(source.output, EXCERPT_CHARS),
-        "output_chars": len(source.output or ""),
-        "error": _excerpt(head.error if head else None, DETAIL_CHARS),
-        "base_error": _excerpt(base.error if base else None, DETAIL_CHARS),
-        "file": source.file,
-        "line": source.line,
-    }
+def _side(result: CaseResult, fraction: float, *, heldout: bool) -> SideCase:
+    return SideCase(
+        status=result.status,
+        fraction=fraction,
+        repeats=result.repeats,
+        passes=sum(result.run_passes()),
+        flaky=result.flaky,
+        **({} if heldout else _details(result)),
+    )
 
 
 def case_change(
@@ -90,8 +81,8 @@ def case_change(
     source = head if head is not None else base
     assert source is not None
     heldout = source.heldout or bool(base and base.heldout)
-    base_fraction = plain_fraction(base) if base else None
-    head_fraction = plain_fraction(head) if head else None
+    base_fraction = plain_fraction(base) if base else 0.0
+    head_fraction = plain_fraction(head) if head else 0.0
     if estimate is not None:
         base_fraction, head_fraction = estimate
     return CaseChange(
@@ -100,98 +91,11 @@ def case_change(
         severity=source.severity,
         heldout=heldout,
         blocking=source.severity in policy.block_severities,
-        base=base.status if base else None,
-        head=head.status if head else None,
-        base_fraction=base_fraction,
-        head_fraction=head_fraction,
-        base_repeats=base.repeats if base else 0,
-        head_repeats=head.repeats if head else 0,
-        base_passes=sum(base.run_passes()) if base else None,
-        head_passes=sum(head.run_passes()) if head else None,
-        base_flaky=bool(base and base.flaky),
-        head_flaky=bool(head and head.flaky),
+        base=_side(base, base_fraction, heldout=heldout) if base else None,
+        head=_side(head, head_fraction, heldout=heldout) if head else None,
         index=source.index,
-        **({} if heldout else _details(source, base, head)),
+        **({} if heldout else {"file": source.file, "line": source.line}),
     )
-
-
-def _order(change: CaseChange) -> tuple[int, int, int]:
-    """Blocking cases first, then by severity, then in suite order."""
-    return (not change.blocking, SEVERITY_ORDER.get(change.severity, 9), change.index)
-
-
-class _Lists:
-    """The id lists of a comparison, filled case by case."""
-
-    def __init__(self, repeated: bool = False) -> None:
-        self.repeated = repeated
-        self.by_name: dict[str, list[CaseChange]] = {
-            name: []
-            for name in (
-                "regressions",
-                "new_errors",
-                "fixes",
-                "still_failing",
-                "added",
-                "removed",
-                "blocker_failures",
-                "new_blocker_failures",
-                "errors",
-                "base_errors",
-                "needs_review",
-                "flaky",
-            )
-        }
-
-    def add(self, change: CaseChange) -> None:
-        lists = self.by_name
-        base, head = change.base, change.head
-        if head is None:
-            lists["removed"].append(change)
-        elif base is None:
-            lists["added"].append(change)
-        elif self.repeated and "error" not in (base, head):
-            self._by_fraction(change)
-        elif base == "pass" and head == "fail":
-            lists["regressions"].append(change)
-        elif base == "pass" and head == "error":
-            lists["new_errors"].append(change)
-        elif base != "pass" and head == "pass":
-            lists["fixes"].append(change)
-        elif base != "pass" and head == "fail":
-            lists["still_failing"].append(change)
-        if head == "error":
-            lists["errors"].append(change)
-        if base == "error":
-            lists["base_errors"].append(change)
-        if head == "needs_review":
-            lists["needs_review"].append(change)
-        if change.flaky:
-            lists["flaky"].append(change)
-        if change.blocking and head in ("fail", "needs_review"):
-            lists["blocker_failures"].append(change)
-            if base not in ("fail", "needs_review"):
-                lists["new_blocker_failures"].append(change)
-
-    def _by_fraction(self, change: CaseChange) -> None:
-        """With repeats: a regression (fix) is a case whose pass fraction fell (rose) by at
-        least `CLEAR_CHANGE`, e.g. 2/3 -> 0/3; a smaller move of a flaky case is noise."""
-        assert change.base_fraction is not None and change.head_fraction is not None
-        moved = change.head_fraction - change.base_fraction
-        if moved <= -CLEAR_CHANGE + 1e-9:
-            self.by_name["regressions"].append(change)
-        elif moved >= CLEAR_CHANGE - 1e-9:
-            self.by_name["fixes"].append(change)
-        elif change.head == "fail" and change.base != "pass":
-            self.by_name["still_failing"].append(change)
-
-    def ids(self) -> dict[str, list[str]]:
-        return {
-            name: [c.id for c in sorted(items, key=_order)] for name, items in self.by_name.items()
-        }
-
-    def cases(self) -> dict[str, CaseChange]:
-        return {c.id: c for items in self.by_name.values() for c in items}
 
 
 def _report_findings(base: Report, head: Report, added: int, removed: int) -> list[Finding]:
@@ -221,16 +125,14 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     estimates: Estimates | None = (
         {h.id: pair_fractions(plan, b, h) for b, h in pairs} if repeated else None
     )
-    collected = _Lists(repeated)
-    for b, h in pairs:
-        if not (b.passed and h.passed) or b.flaky or h.flaky:  # unchanged passes: counted only
-            collected.add(case_change(b, h, policy, estimates[h.id] if estimates else None))
-    for r in added:
-        collected.add(case_change(None, r, policy))
-    for r in removed:
-        collected.add(case_change(r, None, policy))
-    lists = collected.ids()
-    changes = collected.cases()
+    changed = [
+        case_change(b, h, policy, estimates[h.id] if estimates else None)
+        for b, h in pairs
+        if not (b.passed and h.passed) or b.flaky or h.flaky  # unchanged passes: counted only
+    ]
+    changed += [case_change(None, r, policy) for r in added]
+    changed += [case_change(r, None, policy) for r in removed]
+    lists, changes = sort_into_lists(changed, repeated=repeated)
 
     table: PairedCounts = paired_counts([(b.passed, h.passed) for b, h in pairs])
     fractions = list(estimates.values()) if estimates is not None else None
@@ -283,5 +185,5 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         base_meta=base.meta if baseline else None,
         head_meta=head.meta,
         rubric=compare_rubric(pairs),
-        **lists,
+        **lists.as_fields(),
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gate.compare.lists import CaseLists
 from gate.compare.models import (
     SideTotals,
     SideUsage,
@@ -87,14 +88,14 @@ def task_deltas(
     pairs: list[tuple[CaseResult, CaseResult]],
     added: list[CaseResult],
     removed: list[CaseResult],
-    lists: dict[str, list[str]],
+    lists: CaseLists,
     estimates: Estimates | None = None,
 ) -> list[TaskDelta]:
     """Per task, over its paired cases; worst delta first. With `estimates` (repeats) the
     rates are the mean pass fractions, as for the whole suite."""
     stats: dict[str, list[int]] = {}
     sums: dict[str, list[float]] = {}
-    regressed, fixed = set(lists["regressions"]), set(lists["fixes"])
+    regressed, fixed = set(lists.regressions), set(lists.fixes)
     for base, head in pairs:
         row = stats.setdefault(head.task, [0] * 7)
         row[0] += 1

@@ -27,7 +27,8 @@ from gate.compare.findings import (
     Underpowered,
     WithinThreshold,
 )
-from gate.compare.models import CaseChange, SideTotals, Verdict
+from gate.compare.lists import CaseLists
+from gate.compare.models import CaseChange, SideCase, SideTotals, Verdict
 from gate.compare.power import Power
 from gate.compare.stats import Significance
 from gate.inputs.policy import Policy
@@ -52,13 +53,11 @@ def _error_findings(base: SideTotals, head: SideTotals, policy: Policy) -> list[
     return found
 
 
-def _blocking_errors(changes: dict[str, CaseChange], lists: dict[str, list[str]]) -> list[Finding]:
+def _blocking_errors(changes: dict[str, CaseChange], lists: CaseLists) -> list[Finding]:
     found: list[Finding] = []
     sides: tuple[SideName, ...] = ("head", "base")
     for side in sides:
-        ids = [
-            i for i in lists["errors" if side == "head" else "base_errors"] if changes[i].blocking
-        ]
+        ids = [i for i in lists.errors_on(side) if changes[i].blocking]
         if ids:
             found.append(BlockingError(side=side, ids=ids))
     return found
@@ -79,32 +78,28 @@ def _threshold(delta: float | None, stats: Significance, policy: Policy) -> list
 
 
 def _runs(change: CaseChange) -> Runs:
+    def counts(side: SideCase | None) -> tuple[int, int]:
+        return (side.passes, side.repeats) if side else (0, 0)
+
+    (base_passes, base_runs), (head_passes, head_runs) = counts(change.base), counts(change.head)
     return Runs(
-        base_passes=change.base_passes or 0,
-        base_runs=change.base_repeats,
-        head_passes=change.head_passes or 0,
-        head_runs=change.head_repeats,
+        base_passes=base_passes, base_runs=base_runs, head_passes=head_passes, head_runs=head_runs
     )
 
 
 def _passed_every_run_on_base(change: CaseChange) -> bool:
-    if change.base is None:
+    base = change.base
+    if base is None:
         return True  # new on head: there is no base to excuse it
-    return change.base == "pass" and change.base_passes == change.base_repeats
+    return base.status == "pass" and base.passes == base.repeats
 
 
-def _blockers(
-    lists: dict[str, list[str]], changes: dict[str, CaseChange], policy: Policy
-) -> list[Finding]:
-    failing = lists["blocker_failures"]
+def _blockers(lists: CaseLists, changes: dict[str, CaseChange], policy: Policy) -> list[Finding]:
+    failing = lists.blocker_failures
     if not failing:
         return []
-    new = set(lists["new_blocker_failures"])
-    runs = {
-        i: _runs(changes[i])
-        for i in failing
-        if changes[i].base_repeats > 1 or changes[i].head_repeats > 1
-    }
+    new = set(lists.new_blocker_failures)
+    runs = {i: _runs(changes[i]) for i in failing if changes[i].repeated}
     if policy.blockers == "new":
         blocking = [i for i in failing if _passed_every_run_on_base(changes[i])]
         excused = [i for i in failing if i not in blocking]
@@ -134,7 +129,7 @@ def decide(
     head: SideTotals,
     delta: float | None,
     stats: Significance,
-    lists: dict[str, list[str]],
+    lists: CaseLists,
     changes: dict[str, CaseChange],
     policy: Policy,
     budgets: Sequence[Finding] = (),

@@ -243,7 +243,8 @@ def regression_annotations(outcomes: Sequence[SuiteOutcome]) -> list[str]:
             case = c.cases.get(case_id)
             if case is None:
                 continue
-            failed = ", ".join(check.name for check in case.failed_checks[:5]) or case.head or ""
+            shown = case.shown
+            failed = ", ".join(check.name for check in shown.failed_checks[:5]) or shown.status
             what = "regressed" if case_id in c.regressions else "fails (blocker)"
             lines.append(
                 workflow.error(

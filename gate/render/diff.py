@@ -19,7 +19,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from gate.compare.models import CaseChange
+from gate.compare.models import CaseChange, SideCase
 from gate.compare.system import FileDiff
 from gate.render.markdown import (
     ELLIPSIS,
@@ -113,9 +113,13 @@ def diff_block(lines: list[str], *, max_lines: int, max_chars: int) -> Md:
     return Md(f"{fence}diff\n{body}\n{fence}")
 
 
+def _output(side: SideCase | None) -> str | None:
+    return side.output if side else None
+
+
 def output_diff(case: CaseChange, *, max_lines: int, max_chars: int) -> Md:
     return diff_block(
-        diff_lines(case.base_output, case.output), max_lines=max_lines, max_chars=max_chars
+        diff_lines(_output(case.base), _output(case.head)), max_lines=max_lines, max_chars=max_chars
     )
 
 
@@ -150,18 +154,16 @@ def _judged(check: CheckResult) -> tuple[int | None, int | None, str]:
 def _reason(
     check: CheckResult, side: str, other: str, case: CaseChange, first_test: bool, chars: int
 ) -> Md:
-    own, theirs = (
-        (case.output, case.base_output) if side == "head" else (case.base_output, case.output)
-    )
+    own, theirs = (case.head, case.base) if side == "head" else (case.base, case.head)
     name = check.name
     kind, _, arg = name.partition(":")
     if kind == "include":
         line = f"the required phrase {code(arg, 80)} is **missing** on {side}"
-        quote = _around(theirs, arg)
+        quote = _around(_output(theirs), arg)
         return Md(line + (f"; {other} said {quote}" if quote else ""))
     if kind == "exclude":
         line = f"the forbidden phrase {code(arg, 80)} **appeared** on {side}"
-        quote = _around(own, arg)
+        quote = _around(_output(own), arg)
         return Md(line + (f": {quote}" if quote else ""))
     if kind in ("test", "hidden"):
         what = "first failing assertion" if first_test else "also failing"
@@ -181,9 +183,11 @@ def _reason(
 
 def why(case: CaseChange, *, checks: int, chars: int) -> list[Md]:
     """The checks that decided the case, most telling first: for a fix, why the base failed."""
-    fixed = case.head == "pass"
+    head = case.head
+    fixed = head is not None and head.status == "pass"
     side, other = ("base", "head") if fixed else ("head", "base")
-    failed = case.base_failed_checks if fixed else case.failed_checks
+    decided = case.base if fixed else head
+    failed = decided.failed_checks if decided else []
     reasons: list[Md] = []
     tests_seen = False
     for check in failed[: max(checks, 1)]:
@@ -192,11 +196,11 @@ def why(case: CaseChange, *, checks: int, chars: int) -> list[Md]:
         tests_seen = tests_seen or is_test
     if len(failed) > max(checks, 1):
         reasons.append(Md(f"and {len(failed) - max(checks, 1)} more failed checks"))
-    if not fixed and case.review_checks:
-        detail = case.review_checks[0].detail or "no reason given"
+    if not fixed and head is not None and head.review_checks:
+        detail = head.review_checks[0].detail or "no reason given"
         reasons.append(Md(f"the judge's answer **could not be used**: {text(detail, chars)}"))
-    if not fixed and case.head == "error" and case.error:
-        reasons.append(Md(f"**error** on head: {text(case.error, chars)}"))
+    if not fixed and head is not None and head.status == "error" and head.error:
+        reasons.append(Md(f"**error** on head: {text(head.error, chars)}"))
     if case.base is None:
         reasons.append(Md("new case: no base output to compare with"))
     elif case.head is None:
@@ -215,8 +219,8 @@ class ScoreRow:
 
 def score_rows(case: CaseChange, chars: int) -> list[ScoreRow]:
     """The judge's scores on both sides and its notes, one row per dimension."""
-    base = {c.name: c for c in case.base_rubric}
-    head = {c.name: c for c in case.head_rubric}
+    base = {c.name: c for c in (case.base.rubric if case.base else [])}
+    head = {c.name: c for c in (case.head.rubric if case.head else [])}
     rows = []
     for name in [*head, *(n for n in base if n not in head)]:
         b, h = base.get(name), head.get(name)

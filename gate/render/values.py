@@ -76,24 +76,23 @@ def fraction(value: float | None, repeats: int = 0) -> Md:
     return Md(f"{value * 100:.0f}%{runs}")
 
 
-def runs(passes: int | None, repeats: int) -> Md:
-    """Runs that passed of the runs made, e.g. `2/3`."""
-    return Md(DASH if passes is None else f"{passes}/{repeats}")
+def runs(side: Any) -> Md:
+    """Runs of one side of a case that passed of the runs made, e.g. `2/3` (a `SideCase`)."""
+    return Md(DASH if side is None else f"{side.passes}/{side.repeats}")
 
 
 def runs_change(case: Any) -> Md:
     """A case's runs on both sides, e.g. `2/3 → 0/3` (a `CaseChange`)."""
-    return Md(
-        f"{runs(case.base_passes, case.base_repeats)} {ARROW} "
-        f"{runs(case.head_passes, case.head_repeats)}"
-    )
+    return Md(f"{runs(case.base)} {ARROW} {runs(case.head)}")
 
 
 def status(value: str | None) -> Md:
     return Md(STATUS.get(value, re.sub(r"[^a-z_]", "", str(value))))
 
 
-def change(base: str | None, head: str | None) -> Md:
+def change(case: Any) -> Md:
+    """A case's outcome on base and on head, e.g. `pass → fail` (a `CaseChange`)."""
+    base, head = case.statuses
     return Md(f"{status(base)} {ARROW} {status(head)}")
 
 

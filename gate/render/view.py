@@ -152,9 +152,11 @@ def checks_cell(case: CaseChange, limits: Limits) -> Md:
     """One table cell: the failed (or unreviewed) checks with their detail, or the error."""
     if case.heldout:
         return Md("held out")
-    checks = case.failed_checks + case.review_checks
+    shown = case.shown
+    checks = shown.failed_checks + shown.review_checks
     if not checks:
-        return text(case.error, limits.detail_chars) if case.error else Md(values.DASH)
+        error = case.head.error if case.head else None
+        return text(error, limits.detail_chars) if error else Md(values.DASH)
     parts = []
     for check in checks[: limits.checks]:
         part = code(check.name, 60)
