@@ -15,7 +15,7 @@ from gate.compare.estimates import unbiased_fraction
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
-from gate.report.plan import Plan, boundaries, continues
+from gate.report.plan import AutoRecord, Plan, boundaries, continues
 
 
 def _rows(rng: random.Random, probs: list[float], repeats: int) -> list[dict]:
@@ -137,7 +137,7 @@ def test_auto_counts_an_errored_run_as_not_passed_also_in_round_0(tmp_path: Path
     reports = []
     for label, rows in (("b", base_rows), ("h", head_rows)):
         report = read_report(write_report(tmp_path, label, rows, repeats=2))
-        report.meta = report.meta.model_copy(update={"auto": plan.model_dump()})
+        report.meta = report.meta.model_copy(update={"auto": AutoRecord(plan=plan)})
         reports.append(report)
     c = compare(reports[0], reports[1], Policy())
     flow = unbiased_fraction(plan, [True, False], [True, True], stopped_by_rule=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gate.compare.budgets import budget_findings
-from gate.compare.estimates import pair_fractions, plain_fraction, plan_of
+from gate.compare.estimates import pair_fractions, plain_fraction
 from gate.compare.findings import Finding, OtherSuite, Unpaired
 from gate.compare.lists import sort_into_lists
 from gate.compare.models import EXCERPT_CHARS, CaseChange, Comparison, SideCase
@@ -120,7 +120,8 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     added = [r for r in head.results if r.id not in base_by_id]
     removed = [r for r in base.results if r.id not in head_ids]
 
-    plan = plan_of(head.meta.auto) or plan_of(base.meta.auto)
+    auto = head.meta.auto or base.meta.auto  # None: the repeats were fixed
+    plan = auto.plan if auto else None
     repeated = plan is not None or any(r.repeats > 1 for b, h in pairs for r in (b, h))
     estimates: Estimates | None = (
         {h.id: pair_fractions(plan, b, h) for b, h in pairs} if repeated else None

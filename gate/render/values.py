@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from gate.render.markdown import Md
+from gate.report.plan import StopReason
 
 MINUS = "\N{MINUS SIGN}"
 ARROW = "\N{RIGHTWARDS ARROW}"
@@ -16,6 +17,16 @@ STATUS = {
     "error": "error",
     "needs_review": "needs review",
     None: "absent",
+}
+
+
+# Why `repeats: auto` stopped spending calls (the comment and the flow's log say it so).
+STOPPED: dict[StopReason | None, str] = {
+    "clear": "the decision was clear (the interval of the delta lies on one side of −threshold)",
+    "settled": "no case was uncertain any more",
+    "budget": "the call budget was reached",
+    "failed": "a side failed",
+    None: "after the first round",
 }
 
 

@@ -290,15 +290,6 @@ def meta_rows(c: Comparison, ctx: RenderContext) -> list[dict[str, Md]]:
     ]
 
 
-AUTO_STOPS = {
-    "clear": "the decision was clear (the interval of the delta lies on one side of −threshold)",
-    "settled": "no case was uncertain any more",
-    "budget": "the call budget was reached",
-    "failed": "a side failed",
-    "": "after the first round",
-}
-
-
 def auto_line(c: Comparison) -> Md | None:
     """repeats: auto: how many calls each side made (over the paired cases, as the usage
     table counts them: right for merged shards too), and why the gate stopped."""
@@ -306,12 +297,11 @@ def auto_line(c: Comparison) -> Md | None:
     if not head or not c.base_meta or not c.base_meta.auto or not c.paired:
         return None
     base_calls, head_calls = c.base_usage.calls, c.head_usage.calls
-    rounds = int(head.get("rounds") or 0)
-    stop = AUTO_STOPS.get(str(head.get("stop", "")), "")
+    rounds = head.rounds
     return Md(
         f"repeats auto: base {base_calls:,} calls, head {head_calls:,} "
         f"({(base_calls + head_calls) / (2 * c.paired):.1f} per case and side) in "
-        f"{1 + rounds} round{'s' if rounds else ''}; stopped: {stop}"
+        f"{1 + rounds} round{'s' if rounds else ''}; stopped: {values.STOPPED[head.stop]}"
     )
 
 

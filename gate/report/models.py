@@ -10,6 +10,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
+from gate.report.plan import AutoRecord
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
@@ -207,7 +208,7 @@ class RunMeta(BaseModel):
     shard: str | None = None
     shards: list[str] = Field(default_factory=list)
     sandbox: dict[str, Any] | None = None
-    auto: dict[str, Any] | None = Field(
+    auto: AutoRecord | None = Field(
         None, description="repeats: auto: the plan that allocated the runs and why it stopped"
     )
 

@@ -22,7 +22,7 @@ from gate.inputs.shard import Shard, select_shard
 from gate.providers.cache import default_cache_dir
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
-from gate.report.plan import Plan
+from gate.report.plan import AutoRecord, Plan
 from gate.run.own_system import own_sandbox, own_suite
 from gate.run.preflight import pythonpath_problems, system_files_problems
 from gate.run.progress import Progress
@@ -155,7 +155,7 @@ def build_meta(
         system=system.describe(),
         repeats=run_repeats(request, config),
         concurrency=request.concurrency or config.concurrency,
-        auto=auto_plan(config).model_dump() if config.repeats == "auto" else None,
+        auto=AutoRecord(plan=auto_plan(config)) if config.repeats == "auto" else None,
         n_cases=n,
         suite_size=suite_size,
         shard=str(request.shard) if request.shard else None,
