@@ -10,7 +10,7 @@ from typing import Any
 from gate.commands.compare import terminal_default, use_colour
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
-from gate.render.preview import terminal_text
+from gate.render import render_text
 from gate.render.reasons import words
 from gate.render.values import pct, pts
 
@@ -103,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
     shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:
         if shown == "text":
-            sys.stdout.write(terminal_text(outcome.markdown, colour=use_colour()))
+            sys.stdout.write(render_text(outcome.comparison, outcome.context, colour=use_colour()))
         else:
             sys.stdout.write(outcome.summary if shown == "summary" else outcome.markdown)
         sys.stdout.write("\n")

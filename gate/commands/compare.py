@@ -20,8 +20,8 @@ from gate.render import (
     render_json,
     render_junit,
     render_summary,
+    render_text,
 )
-from gate.render.preview import terminal_text
 from gate.report.files import atomic_write
 from gate.report.io import read_report
 
@@ -138,7 +138,7 @@ def handle(args: argparse.Namespace) -> int:
         "summary": lambda: render_summary(comparison, ctx),
         "json": lambda: render_json(comparison),
         "junit": lambda: render_junit(comparison),
-        "text": lambda: terminal_text(render_comment(comparison, ctx), colour=use_colour()),
+        "text": lambda: render_text(comparison, ctx, colour=use_colour()),
     }[args.format or terminal_default(args.out)]()
     if args.out:
         atomic_write(Path(args.out), rendered)

@@ -45,7 +45,8 @@ VERDICT_ORDER = ("error", "fail", "pass", "skipped")
 
 @dataclass(frozen=True)
 class SuiteOutcome:
-    """One suite of the flow: its comparison and the rendered comment and summary."""
+    """One suite of the flow: its comparison, the rendered comment and summary, and where they
+    are shown (`context`: for other formats of the same comparison, e.g. the terminal's)."""
 
     suite: str
     comparison: Comparison
@@ -53,6 +54,7 @@ class SuiteOutcome:
     summary: str
     changes: tuple[str, ...] = ()
     reports: dict[str, Path] = field(default_factory=dict)
+    context: RenderContext = field(default_factory=RenderContext)
 
     def __iter__(self) -> Iterator[Any]:
         """Unpacks as `(suite, comparison, markdown)`."""
@@ -132,10 +134,10 @@ def report_label(side: str, shard: Shard | None) -> str:
     return f"{side}.{shard_name(shard)}" if shard else side
 
 
-def _render(request: FlowRequest, comparison: Comparison, suite: str) -> tuple[str, str]:
+def _context(request: FlowRequest, suite: str) -> RenderContext:
     config = request.config
     templates = config.base_dir / config.config.templates if config.config.templates else None
-    ctx = RenderContext(
+    return RenderContext(
         suite=suite,
         repository=request.repository,
         server_url=request.server_url,
@@ -145,7 +147,6 @@ def _render(request: FlowRequest, comparison: Comparison, suite: str) -> tuple[s
         report_hint=request.report_hint,
         template_dir=templates.resolve() if templates else None,
     )
-    return render_comment(comparison, ctx), render_summary(comparison, ctx)
 
 
 def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
@@ -270,9 +271,10 @@ def outcomes(
             )
         else:
             comparison, reports = skipped_comparison(plan.skip_reason or "", suite=plan.name), {}
-        markdown, summary = _render(request, comparison, plan.name)
+        ctx = _context(request, plan.name)
+        markdown, summary = render_comment(comparison, ctx), render_summary(comparison, ctx)
         changed = tuple(str(c) for c in plan.changes)
-        result.append(SuiteOutcome(plan.name, comparison, markdown, summary, changed, reports))
+        result.append(SuiteOutcome(plan.name, comparison, markdown, summary, changed, reports, ctx))
     return result
 
 

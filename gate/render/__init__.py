@@ -1,4 +1,4 @@
-"""Render a `Comparison`: the PR comment, the job summary, JSON and JUnit XML.
+"""Render a `Comparison`: the PR comment, the job summary, the terminal text, JSON and JUnit.
 
 Pure apart from loading templates. The comment always starts with the suite's hidden marker
 (how the PR flow finds it again) and always fits GitHub's 65,536-character limit: lists are
@@ -17,18 +17,14 @@ from gate.compare.models import Comparison
 from gate.errors import InputError
 from gate.render import values
 from gate.render.environment import environment
+from gate.render.headline import ICONS
 from gate.render.junit import render_junit
+from gate.render.links import RenderContext, safe_url
 from gate.render.markdown import text
+from gate.render.plain import PlainStyle
 from gate.render.reasons import WordedComparison, worded
-from gate.render.view import (
-    COMMENT_LIMITS,
-    ICONS,
-    SUMMARY_LIMITS,
-    Limits,
-    RenderContext,
-    safe_url,
-    template_context,
-)
+from gate.render.style import MARKDOWN, Style
+from gate.render.view import COMMENT_LIMITS, SUMMARY_LIMITS, Limits, template_context
 
 __all__ = [
     "COMMENT_MAX_CHARS",
@@ -39,11 +35,13 @@ __all__ = [
     "render_json",
     "render_junit",
     "render_summary",
+    "render_text",
 ]
 
 COMMENT_MAX_CHARS = 65_536
 SUMMARY_MAX_BYTES = 1024 * 1024
 SCALES = (1.0, 0.5, 0.25, 0.12, 0.05, 0.0)
+BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 def comment_marker(suite: str) -> str:
@@ -87,11 +85,12 @@ def _render_within(
     limits: Limits,
     prefix: str,
     fits: Callable[[str], bool],
+    style: Style = MARKDOWN,
 ) -> str:
     try:
-        template = environment(ctx.template_dir).get_template(name)
+        template = environment(ctx.template_dir, style).get_template(name)
         for factor in SCALES:
-            context = template_context(comparison, ctx, limits.scaled(factor))
+            context = template_context(comparison, ctx, limits.scaled(factor), style)
             body = prefix + template.render(context)
             if fits(body):
                 return body
@@ -132,6 +131,21 @@ def render_summary(
         "",
         lambda body: utf8_length(body) <= max_bytes,
     )
+
+
+def render_text(comparison: Comparison, ctx: RenderContext, *, colour: bool = False) -> str:
+    """The comment for a terminal (`--format text`): the same view as the comment, written
+    as plain text (`colour`: diff lines red and green)."""
+    body = _render_within(
+        "comment.txt.j2",
+        worded(comparison),
+        ctx,
+        COMMENT_LIMITS,
+        "",
+        lambda body: True,
+        PlainStyle(colour),
+    )
+    return BLANK_RUNS.sub("\n\n", body).strip() + "\n"
 
 
 def render_json(comparison: Comparison) -> str:

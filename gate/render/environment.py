@@ -26,18 +26,23 @@ from jinja2 import (
 from markupsafe import Markup
 
 from gate.render import values
-from gate.render.markdown import Md, code, code_block, link, mermaid_label, text
+from gate.render.markdown import Md, mermaid_label
+from gate.render.plain import columns
+from gate.render.style import MARKDOWN, Style
 
 
-def _finalize(value: Any) -> Markup:
-    """Runs on every `{{ }}` before jinja's own escaping, which then lets `Markup` through."""
-    if isinstance(value, Markup):
-        return value
-    if value is None:
-        return Md("")
-    if isinstance(value, bool | int | float):
-        return Md(str(value))
-    return text(value, limit=2000)
+def _finalizer(style: Style) -> Any:
+    def finalize(value: Any) -> Markup:
+        """Runs on every `{{ }}` before jinja's own escaping, which then lets `Markup` through."""
+        if isinstance(value, Markup):
+            return value
+        if value is None:
+            return Md("")
+        if isinstance(value, bool | int | float):
+            return Md(str(value))
+        return style.text(value, limit=2000)
+
+    return finalize
 
 
 def _loader(template_dir: Path | None) -> BaseLoader:
@@ -49,23 +54,29 @@ def _loader(template_dir: Path | None) -> BaseLoader:
 
 
 @functools.lru_cache(maxsize=8)
-def environment(template_dir: Path | None = None) -> Environment:
+def environment(template_dir: Path | None = None, style: Style = MARKDOWN) -> Environment:
+    """The templates' environment, its escaping and filters those of `style`."""
     env = Environment(
         loader=_loader(template_dir),
         autoescape=True,
-        finalize=_finalize,
+        finalize=_finalizer(style),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
     env.filters.update(
-        text=lambda value, limit=300: text(value, limit),
-        code=lambda value, limit=120: code(value, limit),
-        block=lambda value, max_chars=600, max_lines=12, lang="": code_block(
+        text=lambda value, limit=300: style.text(value, limit),
+        code=lambda value, limit=120: style.code(value, limit),
+        block=lambda value, max_chars=600, max_lines=12, lang="": style.block(
             value, max_chars=max_chars, max_lines=max_lines, lang=lang
         ),
-        link=lambda label, url: link(label if isinstance(label, Md) else text(label), url),
+        link=lambda label, url: style.link(
+            label if isinstance(label, Md) else style.text(label), url
+        ),
+        destination=lambda label, url: style.destination(
+            label if isinstance(label, Md) else style.text(label), url
+        ),
         md=Md,
         chart_label=lambda value, limit=24: Md(mermaid_label(str(value), limit)),
         pct=values.pct,
@@ -73,7 +84,7 @@ def environment(template_dir: Path | None = None) -> Environment:
         num=values.num,
         g=values.g,
         ms=values.ms,
-        usd=values.usd,
+        usd=lambda value, signed=False: values.usd(value, signed, style),
         p=values.p_value,
         fraction=values.fraction,
         change=values.change,
@@ -81,5 +92,7 @@ def environment(template_dir: Path | None = None) -> Environment:
         plural=values.plural,
         status=values.status,
         sha=values.short_sha,
+        strong=style.strong,
+        columns=columns,
     )
     return env

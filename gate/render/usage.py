@@ -5,11 +5,13 @@ Pure: numbers in, escaped `Md` out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from gate.compare.models import Comparison, SideUsage
 from gate.render import values
 from gate.render.markdown import Md
+from gate.render.style import Style
 
 
 def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
@@ -20,7 +22,7 @@ def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> M
     return Md(f"{diff}{relative}")
 
 
-def usage_rows(c: Comparison) -> list[dict[str, Md]]:
+def usage_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
     b: SideUsage = c.base_usage
     h: SideUsage = c.head_usage
 
@@ -34,12 +36,13 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
             ("+" if value > 0 else values.MINUS if value < 0 else "±") + values.ms(abs(value))
         )
 
+    money = functools.partial(values.usd, style=style)
     rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
         ("Calls", b.calls, h.calls, count),
         ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
         ("Completion tokens", b.tokens_completion, h.tokens_completion, count),
         ("Total tokens", b.tokens_total, h.tokens_total, count),
-        ("Cost", b.cost_usd, h.cost_usd, values.usd),
+        ("Cost", b.cost_usd, h.cost_usd, money),
         ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
         ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
     ]
@@ -47,7 +50,7 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         rows += [
             ("Judge calls", b.judge_calls, h.judge_calls, count),
             ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
-            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, values.usd),
+            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, money),
         ]
     return [
         {

@@ -1,4 +1,5 @@
-"""Value formatters: how numbers, outcomes and changes read in the comment (trusted `Md`)."""
+"""Value formatters: how numbers, outcomes and changes read in the comment (trusted `Md`, the
+same in every style but for money, whose `$` Markdown escapes)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from typing import Any
 
 from gate.render.markdown import Md
+from gate.render.style import MARKDOWN, Style
 from gate.report.plan import StopReason
 
 MINUS = "\N{MINUS SIGN}"
@@ -60,15 +62,15 @@ def ms(value: float | None) -> Md:
     return Md(f"{value / 1000:,.2f} s" if abs(value) >= 1000 else f"{value:,.0f} ms")
 
 
-def usd(value: float | None, signed: bool = False) -> Md:
+def usd(value: float | None, signed: bool = False, style: Style = MARKDOWN) -> Md:
     if value is None:
         return Md(DASH)
     digits = 2 if abs(value) >= 1 else 4
-    body = f"${abs(value):,.{digits}f}"
+    body = style.dollars(f"${abs(value):,.{digits}f}")
     if not signed:
-        return Md("\\" + body)  # `$` would start GitHub math
+        return body
     sign = "+" if value > 0 else MINUS if value < 0 else "\N{PLUS-MINUS SIGN}"
-    return Md(sign + "\\" + body)
+    return Md(sign + body)
 
 
 def p_value(value: float | None) -> Md:
