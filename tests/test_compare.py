@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.reports import case, repeated, report, write_report
+from helpers.reports import STABLE_KEYS, case, repeated, report, write_report
 
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare
@@ -379,16 +379,7 @@ def test_policy_from_config_with_overrides() -> None:
 def test_json_has_the_stable_keys(tmp_path: Path) -> None:
     c = run(tmp_path, [case("a"), case("b")], [case("a", "fail"), case("b")])
     data = c.model_dump(mode="json")
-    for key in (
-        "verdict",
-        "base_pass_rate",
-        "head_pass_rate",
-        "delta_points",
-        "regressions",
-        "fixes",
-        "blocker_failures",
-        "p_value",
-    ):
+    for key in STABLE_KEYS:
         assert key in data
     assert data["regressions"] == ["a"] and data["verdict"] == "fail"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import run_gate
+from helpers.reports import STABLE_KEYS
 
 from gate import REPORT_SCHEMA_VERSION
 from gate.errors import InputError
@@ -15,16 +16,6 @@ from gate.report.io import read_report, write_report
 from gate.report.plan import AutoRecord, Plan
 
 V1 = Path(__file__).parent / "fixtures" / "reports-v1"
-STABLE = (
-    "verdict",
-    "base_pass_rate",
-    "head_pass_rate",
-    "delta_points",
-    "regressions",
-    "fixes",
-    "blocker_failures",
-    "p_value",
-)
 
 
 def test_a_version_1_report_reads_as_the_current_version() -> None:
@@ -49,7 +40,7 @@ def test_version_1_reports_compare_as_that_version_compared_them(tmp_path: Path)
     )
     assert done.code == 1, done.err
     now = json.loads(done.out)
-    assert {k: now[k] for k in STABLE} == {k: then[k] for k in STABLE}
+    assert {k: now[k] for k in STABLE_KEYS} == {k: then[k] for k in STABLE_KEYS}
     assert (now["reasons"], now["notes"]) == (then["reasons"], then["notes"])
     assert now["head_meta"]["auto"]["calls"] == then["head_meta"]["auto"]["calls"] == 42
     assert now["head_meta"]["schema_version"] == 2

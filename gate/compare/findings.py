@@ -21,20 +21,44 @@ BudgetMetric = Literal["cost", "tokens", "latency_p95"]
 class _Finding(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    kind: str  # each kind narrows it to its own name; first in the json
+
+
+class _Error(_Finding):
+    """The comparison cannot be trusted: the verdict is error."""
+
+    outcome: Literal["error"] = "error"
+
+
+class _Fail(_Finding):
+    """A rule that blocks the PR."""
+
+    outcome: Literal["fail"] = "fail"
+
+
+class _Pass(_Finding):
+    """A rule that held."""
+
+    outcome: Literal["pass"] = "pass"
+
+
+class _Note(_Finding):
+    """Worth knowing; decides nothing."""
+
+    outcome: Literal["note"] = "note"
+
 
 # --- errors: the comparison cannot be trusted ---------------------------------------------
 
 
-class NoHeadResults(_Finding):
+class NoHeadResults(_Error):
     kind: Literal["no_head_results"] = "no_head_results"
-    outcome: Literal["error"] = "error"
 
 
-class ErrorRate(_Finding):
+class ErrorRate(_Error):
     """More of a side's cases ended in an error than `max_error_rate` allows."""
 
     kind: Literal["error_rate"] = "error_rate"
-    outcome: Literal["error"] = "error"
     side: SideName
     errors: int
     cases: int
@@ -42,47 +66,42 @@ class ErrorRate(_Finding):
     limit_pct: float
 
 
-class BlockingError(_Finding):
+class BlockingError(_Error):
     """Cases of a blocking severity ended in an error on a side."""
 
     kind: Literal["blocking_error"] = "blocking_error"
-    outcome: Literal["error"] = "error"
     side: SideName
     ids: list[str]
 
 
-class NothingCompared(_Finding):
+class NothingCompared(_Error):
     """There is a baseline, but no case ran on both sides."""
 
     kind: Literal["nothing_compared"] = "nothing_compared"
-    outcome: Literal["error"] = "error"
     base_cases: int
     head_cases: int
 
 
-class SideFailed(_Finding):
+class SideFailed(_Error):
     """A side's `gate run` (of one shard, in the sharded mode) ended without a report."""
 
     kind: Literal["side_failed"] = "side_failed"
-    outcome: Literal["error"] = "error"
     side: SideName
     shard: str | None = Field(None, description="I/N in the sharded mode")
     exit_code: int | None = Field(None, description="None: the run never came to an end")
     error: str | None = Field(None, description="the run's last error line")
 
 
-class NoBaseResults(_Finding):
+class NoBaseResults(_Error):
     """The base side could not run: without its results nothing is compared, never a pass."""
 
     kind: Literal["no_base_results"] = "no_base_results"
-    outcome: Literal["error"] = "error"
 
 
-class ShardsMissing(_Finding):
+class ShardsMissing(_Error):
     """`mode: finish` found no shard report of the suite."""
 
     kind: Literal["shards_missing"] = "shards_missing"
-    outcome: Literal["error"] = "error"
     suite: str
     folder: str
 
@@ -92,29 +111,26 @@ class ShardFile(BaseModel):
     path: str
 
 
-class ShardsStale(_Finding):
+class ShardsStale(_Error):
     """Shard reports of other commits than the ones this job compares."""
 
     kind: Literal["shards_stale"] = "shards_stale"
-    outcome: Literal["error"] = "error"
     base_sha: str
     head_sha: str
     stale: list[ShardFile]
 
 
-class ShardsIncomplete(_Finding):
+class ShardsIncomplete(_Error):
     """A shard is missing or there twice (`problem`: which, as the merge check says)."""
 
     kind: Literal["shards_incomplete"] = "shards_incomplete"
-    outcome: Literal["error"] = "error"
     problem: str
 
 
-class ShardsUnmerged(_Finding):
+class ShardsUnmerged(_Error):
     """A side's shard reports do not merge into one report."""
 
     kind: Literal["shards_unmerged"] = "shards_unmerged"
-    outcome: Literal["error"] = "error"
     side: SideName
     problem: str
 
@@ -122,49 +138,44 @@ class ShardsUnmerged(_Finding):
 # --- the threshold rule ------------------------------------------------------------------
 
 
-class Drop(_Finding):
+class Drop(_Fail):
     """The pass rate dropped by more than the threshold."""
 
     kind: Literal["drop"] = "drop"
-    outcome: Literal["fail"] = "fail"
     drop_points: float
     threshold: float
 
 
-class SignificantDrop(_Finding):
+class SignificantDrop(_Fail):
     """With `require_significance`: a drop beyond the threshold that is also significant."""
 
     kind: Literal["significant_drop"] = "significant_drop"
-    outcome: Literal["fail"] = "fail"
     drop_points: float
     threshold: float
     p_value: float
     alpha: float
 
 
-class InsignificantDrop(_Finding):
+class InsignificantDrop(_Note):
     """With `require_significance`: a drop beyond the threshold that is not significant."""
 
     kind: Literal["insignificant_drop"] = "insignificant_drop"
-    outcome: Literal["note"] = "note"
     drop_points: float
     threshold: float
     p_value: float | None
     alpha: float
 
 
-class WithinThreshold(_Finding):
+class WithinThreshold(_Pass):
     kind: Literal["within_threshold"] = "within_threshold"
-    outcome: Literal["pass"] = "pass"
     delta_points: float
     threshold: float
 
 
-class NoBaseline(_Finding):
+class NoBaseline(_Pass):
     """A new suite: the threshold rule does not apply, the head is judged alone."""
 
     kind: Literal["no_baseline"] = "no_baseline"
-    outcome: Literal["pass"] = "pass"
     head_cases: int
 
 
@@ -180,54 +191,48 @@ class Runs(BaseModel):
     head_runs: int
 
 
-class Blockers(_Finding):
+class Blockers(_Fail):
     """Cases of a blocking severity that do not pass on head."""
 
     kind: Literal["blockers"] = "blockers"
-    outcome: Literal["fail"] = "fail"
     ids: list[str]
     new_ids: list[str] = Field(default_factory=list, description="passed on base, or new")
     runs: dict[str, Runs] = Field(default_factory=dict, description="the repeated ones")
 
 
-class OldBlockers(_Finding):
+class OldBlockers(_Note):
     """`blockers: new`: failing blocking cases that did not pass every run on base."""
 
     kind: Literal["old_blockers"] = "old_blockers"
-    outcome: Literal["note"] = "note"
     ids: list[str]
     runs: dict[str, Runs] = Field(default_factory=dict, description="the repeated ones")
 
 
-class NoBlockerFails(_Finding):
+class NoBlockerFails(_Pass):
     kind: Literal["no_blocker_fails"] = "no_blocker_fails"
-    outcome: Literal["pass"] = "pass"
 
 
 # --- budgets -----------------------------------------------------------------------------
 
 
-class BudgetExceeded(_Finding):
+class BudgetExceeded(_Fail):
     """A usage metric rose by more than its budget (percent of the base)."""
 
     kind: Literal["budget"] = "budget"
-    outcome: Literal["fail"] = "fail"
     metric: BudgetMetric
     rise_pct: float
     limit_pct: float
 
 
-class BudgetFromZero(_Finding):
+class BudgetFromZero(_Fail):
     kind: Literal["budget_from_zero"] = "budget_from_zero"
-    outcome: Literal["fail"] = "fail"
     metric: BudgetMetric
 
 
-class BudgetUnmeasured(_Finding):
+class BudgetUnmeasured(_Note):
     """A side did not report the metric, so its budget was not checked."""
 
     kind: Literal["budget_unmeasured"] = "budget_unmeasured"
-    outcome: Literal["note"] = "note"
     metric: BudgetMetric
 
 
@@ -242,24 +247,20 @@ class PolicyChange(BaseModel):
     head: JsonValue
 
 
-class HeadPolicyChanges(_Finding):
+class HeadPolicyChanges(_Note):
     """The head's gate.yml changes the policy: the base's judges this PR."""
 
     kind: Literal["head_policy_changes"] = "head_policy_changes"
-    outcome: Literal["note"] = "note"
     changes: list[PolicyChange]
 
 
-class HeadPolicyApplies(_Finding):
+class HeadPolicyApplies(_Note):
     """The base has no gate.yml, so the head's policy judges the PR."""
 
     kind: Literal["head_policy_applies"] = "head_policy_applies"
-    outcome: Literal["note"] = "note"
 
 
-class _Resolution(_Finding):
-    kind: str
-    outcome: Literal["note"] = "note"
+class _Resolution(_Note):
     cases: int
     case_weight_points: float = Field(description="what one case moves the pass rate")
     mde_points: float = Field(description="the smallest drop caught with 80% power")
@@ -279,24 +280,22 @@ class Underpowered(_Resolution):
     kind: Literal["underpowered"] = "underpowered"
 
 
-class OtherSuite(_Finding):
+class OtherSuite(_Note):
     kind: Literal["other_suite"] = "other_suite"
-    outcome: Literal["note"] = "note"
     base_suite: str
     head_suite: str
 
 
-class Unpaired(_Finding):
+class Unpaired(_Note):
     """Cases in one report only: not in the pass-rate delta."""
 
     kind: Literal["unpaired"] = "unpaired"
-    outcome: Literal["note"] = "note"
     added: int
     removed: int
 
 
 class Skipped(_Finding):
-    """Nothing ran; `reason` as the change detection gave it."""
+    """Nothing ran (the verdict is skipped); `reason` as the change detection gave it."""
 
     kind: Literal["skipped"] = "skipped"
     outcome: Literal["skip"] = "skip"
