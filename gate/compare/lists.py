@@ -7,7 +7,7 @@ order the comment shows it: blocking cases first, then by severity, then in suit
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from gate.compare.findings import SideName
 from gate.compare.models import CaseChange
@@ -39,7 +39,7 @@ class CaseLists:
 
     def as_fields(self) -> dict[str, list[str]]:
         """The lists by name, as `Comparison` holds them."""
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def _order(change: CaseChange) -> tuple[int, int, int]:
