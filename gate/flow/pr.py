@@ -37,7 +37,7 @@ from gate.inputs.config import (
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
 from gate.inputs.shard import Shard
-from gate.providers.cache import default_cache_dir
+from gate.providers.cache import resolve_cache_dir
 from gate.render import RenderContext, render_comment, render_summary
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
@@ -155,13 +155,21 @@ def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
     return f"no watched file changed ({len(changes)} changed; watching {shown})"
 
 
+def cache_dir(request: FlowRequest) -> Path:
+    """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
+    config, root = request.config.config, request.repo.root
+    return resolve_cache_dir(config.cache.dir, request.environ, root)
+
+
 def _changes(request: FlowRequest) -> list[FileChange]:
     repo = request.repo
     since = repo.merge_base(request.base_sha, request.head_sha or "HEAD", fetch=request.fetch)
     changes = repo.changed_files(since, request.head_sha)
-    out_rel = relative_posix(request.out_dir, repo.root)
-    if out_rel:  # our own reports are never a change (gate check runs in the working tree)
-        changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
+    # Our own reports and the response cache are never a change, even when committed or not
+    # ignored (gate check runs in the working tree).
+    own = [relative_posix(path, repo.root) for path in (request.out_dir, cache_dir(request))]
+    for rel in filter(None, own):
+        changes = [c for c in changes if not any(p.startswith(rel + "/") for p in c.paths)]
     return changes
 
 
@@ -207,7 +215,7 @@ def run_planned(
     if not runnable:
         return {}
     with request.repo.worktree(request.base_sha) as base_root:
-        env = side_env(request.repo.subprocess_env(), default_cache_dir(request.environ))
+        env = side_env(request.repo.subprocess_env(), cache_dir(request))
         return {
             plan.name: then(plan, _run_suite(request, plan, baseline, base_root, env, shard))
             for plan in runnable
