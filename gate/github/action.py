@@ -38,7 +38,8 @@ from gate.github.comments import (
 )
 from gate.github.events import Activity, BaseSpec, activity_for, load_event
 from gate.github.inputs import ActionSettings, read_settings
-from gate.inputs.config import load_config
+from gate.github.response_cache import cache_environ, hand_over, tidy_cache
+from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.paths import relative_posix
 from gate.render import comment_marker
 from gate.render.markdown import text
@@ -121,6 +122,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
     config = load_config(env.workspace / inputs.config)
     if token:
         _say(out, workflow.add_mask(token))
+    environ = cache_environ(environ, env.workspace)  # both sides' cache, in the workspace
     repo = GitRepo(env.workspace, token=token, server_url=env.server_url, environ=environ)
     try:
         head = repo.head_sha()
@@ -153,7 +155,20 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             publish = _run_mode(settings, activity, request, token, out)
     finally:
         repo.close()
+        _tidy(settings, config, environ, out)
     return publish()
+
+
+def _tidy(
+    settings: ActionSettings, config: LoadedConfig, environ: Mapping[str, str], out: TextIO
+) -> None:
+    """The cache pruned, it and the reports readable by the steps after this one."""
+    workspace = settings.env.workspace
+    line = None if settings.inputs.no_cache else tidy_cache(config, environ, workspace)
+    if line:
+        with workflow.commands_paused(out):  # it names cache.dir, which the PR may set
+            _say(out, line)
+    hand_over(workspace / REPORTS_DIR, workspace)
 
 
 def _run_mode(
