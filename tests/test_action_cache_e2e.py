@@ -19,6 +19,7 @@ from helpers.actions_cache import CacheService
 from helpers.actions_runner import (
     Job,
     Runner,
+    Trigger,
     pull_request_trigger,
     push_trigger,
     runner_folder,
@@ -112,8 +113,8 @@ def cost_rows(job: Job) -> dict[str, list[str]]:
     return {cells[0].strip(): [c.strip() for c in cells[1:]] for cells in rows}
 
 
-def pr_job(run: Runner, world: World) -> Job:
-    return run.run(EXAMPLES / "pr-gate.yml", "gate", pull_request_trigger(world))
+def pr_job(run: Runner, world: World, workflow: str = "pr-gate.yml") -> Job:
+    return run.run(EXAMPLES / workflow, "gate", pull_request_trigger(world))
 
 
 def push_job(run: Runner, world: World, sha: str) -> Job:
@@ -125,13 +126,18 @@ def verdict(job: Job) -> dict[str, str]:
     return {k: v for k, v in job.gate.outputs.items()}
 
 
+def succeeded(job: Job) -> bool:
+    return all(step.outcome == "success" for step in job.steps)
+
+
 def test_after_mains_push_a_pr_pays_for_its_head_only(
     world: World, model: ModelServer, jobs: Path
 ) -> None:
+    workflow = "pr-gate.yml"
     main = main_history(world, model)
     run = runner(world, jobs)
     pushed = push_job(run, world, main)
-    assert pushed.gate is not None and pushed.gate.code == 0, pushed.gate.log
+    assert pushed.gate is not None and succeeded(pushed), (pushed.gate.log, pushed.steps)
     assert model.requests == 2 * N, pushed.gate.log  # the parent's answers and main's, both new
     assert len(pushed.saved) == 1, (run.cache.log, pushed.steps)
     (entry,) = pushed.saved
@@ -141,8 +147,10 @@ def test_after_mains_push_a_pr_pays_for_its_head_only(
 
     world.pr({"prompts/ask.j2": NOTHING})
     model.reset_counts()
-    cached = pr_job(run, world)
+    cached = pr_job(run, world, workflow)
     assert cached.gate is not None and cached.gate.code == 1, cached.gate.log
+    # the gate's step failed (a regression); the save and the upload still ran
+    assert [s.outcome for s in cached.steps][-3:] == ["failure", "success", "success"]
     assert cached.restored == [None, f"eval-gate-Linux-main-{main}"]  # no PR entry yet
     # the head's one changed request is the only call; the base's come from main's cache
     assert model.requests == 1
@@ -157,7 +165,7 @@ def test_after_mains_push_a_pr_pays_for_its_head_only(
 
     # the same PR without any cache: every call made, the same verdict and numbers
     model.reset_counts()
-    fresh = pr_job(runner(world, jobs, "empty"), world)
+    fresh = pr_job(runner(world, jobs, "empty"), world, workflow)
     assert fresh.gate is not None and fresh.gate.code == 1, fresh.gate.log
     # (the two sides share one cache within a run too: a request both make at once is paid
     # once or twice, depending on which side asks first)
@@ -198,3 +206,72 @@ def test_a_rerun_pays_nothing_and_a_new_push_only_its_changed_requests(
     assert pushed.restored == [first.saved[0].key, f"eval-gate-Linux-main-{main}"]
     assert side(pushed, "base")["cache"]["misses"] == 0
     assert len(pushed.saved) == 1 and pushed.saved[0].key.endswith(world.merge_sha)
+
+
+@pytest.mark.parametrize("workflow", ["fork-pr.yml", "merge-queue.yml"])
+def test_the_other_pr_workflows_get_the_base_from_mains_cache(
+    world: World, model: ModelServer, jobs: Path, workflow: str
+) -> None:
+    main = main_history(world, model)
+    run = runner(world, jobs)
+    assert push_job(run, world, main).saved
+    world.pr({"prompts/ask.j2": NOTHING})
+    model.reset_counts()
+    job = pr_job(run, world, workflow)
+    assert job.gate is not None and job.gate.outputs["verdict"] == "fail", job.gate.log
+    assert job.restored == [None, f"eval-gate-Linux-main-{main}"]
+    assert model.requests == 1 and side(job, "base")["cache"]["misses"] == 0
+    assert [e.scope for e in job.saved] == [f"refs/pull/{world.number}/merge"]
+    assert [s.outcome for s in job.steps][-2:] == ["success", "success"]  # save, upload
+
+
+def test_the_merge_queue_gets_its_base_from_mains_cache(
+    world: World, model: ModelServer, jobs: Path
+) -> None:
+    main = main_history(world, model)
+    run = runner(world, jobs)
+    assert push_job(run, world, main).saved
+    world.pr({"prompts/ask.j2": NOTHING})
+    group = {"head_sha": world.merge_sha, "base_sha": main, "head_ref": "refs/heads/queue"}
+    payload = json.loads(world.event("merge_group.checks_requested", merge_group=group).read_text())
+    queue = f"refs/heads/gh-readonly-queue/main/pr-{world.number}-{world.head_sha}"
+    model.reset_counts()
+    job = run.run(
+        EXAMPLES / "merge-queue.yml",
+        "gate",
+        Trigger("merge_group", payload, world.merge_sha, queue),
+    )
+    assert job.gate is not None and job.gate.outputs["verdict"] == "fail", job.gate.log
+    assert job.restored == [None, f"eval-gate-Linux-main-{main}"]
+    assert model.requests == 1 and side(job, "base")["cache"]["misses"] == 0
+    assert [e.scope for e in job.saved] == [queue]
+
+
+def test_sharded_jobs_get_the_base_from_mains_cache_and_save_one_entry_each(
+    world: World, model: ModelServer, jobs: Path
+) -> None:
+    main = main_history(world, model)
+    run = runner(world, jobs)
+    assert push_job(run, world, main).saved
+    world.pr({"prompts/ask.j2": NOTHING})
+    trigger = pull_request_trigger(world)
+    model.reset_counts()
+    shards = [
+        run.run(EXAMPLES / "sharded.yml", "shard", trigger, matrix={"shard": i})
+        for i in (1, 2, 3, 4)
+    ]
+    for job in shards:
+        assert job.gate is not None and succeeded(job), (job.gate.log, job.steps)
+        assert job.restored == [None, f"eval-gate-Linux-main-{main}"]
+    assert model.requests == 1  # the head's changed case, in whichever shard holds it
+    keys = sorted(e.key for job in shards for e in job.saved)
+    assert keys == [f"eval-gate-Linux-shard-{i}-of-4-{world.merge_sha}" for i in (1, 2, 3, 4)]
+    final = run.run(EXAMPLES / "sharded.yml", "gate", trigger)
+    assert final.gate is not None and final.gate.code == 1, final.gate.log
+    assert json.loads(final.gate.outputs["regressions"]) == ["faq-001"]
+    assert cost_rows(final)["From the cache"][:2] == [str(N), str(N - 1)]
+    # a rerun of one shard job: its own entry, no call
+    model.reset_counts()
+    again = run.run(EXAMPLES / "sharded.yml", "shard", trigger, matrix={"shard": 2})
+    assert again.restored[0] == f"eval-gate-Linux-shard-2-of-4-{world.merge_sha}"
+    assert model.requests == 0 and again.saved == []

@@ -61,6 +61,9 @@ def run_action(environ: Mapping[str, str], out: TextIO) -> int:
     except Exception as exc:  # a bug of ours must read as an error (3), never as a fail (1)
         traceback.print_exc(file=out)
         return _fail(out, settings, f"internal error: {type(exc).__name__}: {exc}", 3)
+    finally:  # the reports, readable by upload-artifact, which runs as the runner's user
+        if settings is not None:
+            hand_over(settings.env.workspace / REPORTS_DIR, settings.env.workspace)
 
 
 def _fail(out: TextIO, settings: ActionSettings | None, message: str, code: int) -> int:
@@ -162,13 +165,12 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
 def _tidy(
     settings: ActionSettings, config: LoadedConfig, environ: Mapping[str, str], out: TextIO
 ) -> None:
-    """The cache pruned, it and the reports readable by the steps after this one."""
+    """The cache pruned, and readable by the step that saves it."""
     workspace = settings.env.workspace
     line = None if settings.inputs.no_cache else tidy_cache(config, environ, workspace)
     if line:
         with workflow.commands_paused(out):  # it names cache.dir, which the PR may set
             _say(out, line)
-    hand_over(workspace / REPORTS_DIR, workspace)
 
 
 def _run_mode(
