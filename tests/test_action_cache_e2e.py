@@ -121,6 +121,15 @@ def push_job(run: Runner, world: World, sha: str) -> Job:
     return run.run(EXAMPLES / "push-main.yml", "gate", push_trigger(world, sha))
 
 
+def main_pushed_then_pr(world: World, model: ModelServer, jobs: Path) -> tuple[str, Runner]:
+    """push-main.yml ran on main's commit (and saved main's cache); a PR on top of it."""
+    main = main_history(world, model)
+    run = runner(world, jobs)
+    assert push_job(run, world, main).saved
+    world.pr({"prompts/ask.j2": NOTHING})
+    return main, run
+
+
 def verdict(job: Job) -> dict[str, str]:
     assert job.gate is not None
     return {k: v for k, v in job.gate.outputs.items()}
@@ -180,10 +189,7 @@ def test_after_mains_push_a_pr_pays_for_its_head_only(
 def test_a_rerun_pays_nothing_and_a_new_push_only_its_changed_requests(
     world: World, model: ModelServer, jobs: Path
 ) -> None:
-    main = main_history(world, model)
-    run = runner(world, jobs)
-    assert push_job(run, world, main).saved
-    world.pr({"prompts/ask.j2": NOTHING})
+    main, run = main_pushed_then_pr(world, model, jobs)
     first = pr_job(run, world)
     assert first.gate is not None and first.gate.code == 1, first.gate.log
 
@@ -212,10 +218,7 @@ def test_a_rerun_pays_nothing_and_a_new_push_only_its_changed_requests(
 def test_the_other_pr_workflows_get_the_base_from_mains_cache(
     world: World, model: ModelServer, jobs: Path, workflow: str
 ) -> None:
-    main = main_history(world, model)
-    run = runner(world, jobs)
-    assert push_job(run, world, main).saved
-    world.pr({"prompts/ask.j2": NOTHING})
+    main, run = main_pushed_then_pr(world, model, jobs)
     model.reset_counts()
     job = pr_job(run, world, workflow)
     assert job.gate is not None and job.gate.outputs["verdict"] == "fail", job.gate.log
@@ -228,10 +231,7 @@ def test_the_other_pr_workflows_get_the_base_from_mains_cache(
 def test_the_merge_queue_gets_its_base_from_mains_cache(
     world: World, model: ModelServer, jobs: Path
 ) -> None:
-    main = main_history(world, model)
-    run = runner(world, jobs)
-    assert push_job(run, world, main).saved
-    world.pr({"prompts/ask.j2": NOTHING})
+    main, run = main_pushed_then_pr(world, model, jobs)
     group = {"head_sha": world.merge_sha, "base_sha": main, "head_ref": "refs/heads/queue"}
     payload = json.loads(world.event("merge_group.checks_requested", merge_group=group).read_text())
     queue = f"refs/heads/gh-readonly-queue/main/pr-{world.number}-{world.head_sha}"
@@ -250,10 +250,7 @@ def test_the_merge_queue_gets_its_base_from_mains_cache(
 def test_sharded_jobs_get_the_base_from_mains_cache_and_save_one_entry_each(
     world: World, model: ModelServer, jobs: Path
 ) -> None:
-    main = main_history(world, model)
-    run = runner(world, jobs)
-    assert push_job(run, world, main).saved
-    world.pr({"prompts/ask.j2": NOTHING})
+    main, run = main_pushed_then_pr(world, model, jobs)
     trigger = pull_request_trigger(world)
     model.reset_counts()
     shards = [
