@@ -109,6 +109,8 @@ class SideUsage(BaseModel):
     judge_calls: int = 0  # what grading cost, apart from the system's own tokens and cost
     judge_tokens: int = 0
     judge_cost_usd: float | None = None
+    cached_calls: int = 0  # of `calls`, answered by the response cache (no call made)
+    judge_cached: int = 0  # of `judge_calls`, likewise
 
 
 class SideTotals(BaseModel):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from gate.compare.models import Finding
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
@@ -20,6 +21,7 @@ from gate.flow.request import FlowRequest
 from gate.flow.triggers import relevant_changes, suite_triggers
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
+from gate.providers.cache import resolve_cache_dir
 from gate.render import RenderContext
 
 
@@ -97,13 +99,21 @@ def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
     return f"no watched file changed ({len(changes)} changed; watching {shown})"
 
 
+def cache_dir(request: FlowRequest) -> Path:
+    """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
+    root = request.revisions.repo.root
+    return resolve_cache_dir(request.config.config.cache.dir, request.io.environ, root)
+
+
 def _changes(request: FlowRequest) -> list[FileChange]:
     revisions = request.revisions
     repo = revisions.repo
     head = revisions.head_sha
     since = repo.merge_base(revisions.base_sha, head or "HEAD", fetch=revisions.fetch)
     changes = repo.changed_files(since, head)
-    out_rel = relative_posix(request.io.out_dir, repo.root)
-    if out_rel:  # our own reports are never a change (gate check runs in the working tree)
-        changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
+    # Our own reports and the response cache are never a change, even when committed or not
+    # ignored (gate check runs in the working tree).
+    own = [relative_posix(path, repo.root) for path in (request.io.out_dir, cache_dir(request))]
+    for rel in filter(None, own):
+        changes = [c for c in changes if not any(p.startswith(rel + "/") for p in c.paths)]
     return changes

@@ -147,7 +147,14 @@ class Price(ClosedModel):
 
 class CacheConfig(ClosedModel):
     enabled: bool = True
-    dir: str | None = Field(None, description="Default: $GATE_CACHE_DIR or ~/.cache/eval-gate")
+    dir: str | None = Field(
+        None,
+        description="Default: $GATE_CACHE_DIR, else .eval-gate/cache in the Action's workspace, "
+        "else ~/.cache/eval-gate; a relative path is relative to the repository root",
+    )
+    keep_days: float = Field(
+        7, gt=0, description="The Action deletes answers that no run read for this many days"
+    )
 
 
 class SuiteConfig(ClosedModel):
