@@ -23,9 +23,9 @@ resamples_test
 resamples_ci
 ci_method
 mid_p_value
-_words_beside_the_findings  # WordedComparison's serializer (pydantic calls it)
 excerpt_lines  # render limits (base.md.j2, macros.md.j2)
 id_chars
+report_hint  # RenderContext (base.md.j2, macros.md.j2)
 
 # Read by gate/sandbox, which the scan leaves out: gate.yml's sandbox settings, a hidden
 # test's expected value.

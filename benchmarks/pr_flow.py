@@ -78,10 +78,14 @@ def sides_time(root: Path, out: Path, together: bool) -> float:
     env = {**os.environ, "GATE_CACHE_DIR": str(out / "cache")}
     started = time.perf_counter()
     with repo.worktree(git(root, "rev-parse", "HEAD")) as base:
-        sides = [Side("base", base, out / "base.jsonl"), Side("head", root, out / "head.jsonl")]
+        config = root / "gate.yml"
+        sides = [
+            Side("base", base, config, "s", out / "base.jsonl"),
+            Side("head", root, config, "s", out / "head.jsonl"),
+        ]
         groups = [sides] if together else [[s] for s in sides]
         for group in groups:
-            run_sides(group, root / "gate.yml", "s", env, io.StringIO())
+            run_sides(group, env, io.StringIO())
     assert all(s.returncode == 0 for s in sides)
     return time.perf_counter() - started
 

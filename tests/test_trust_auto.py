@@ -145,11 +145,13 @@ def test_auto_with_shards(tmp_path: Path) -> None:
     """Each shard job runs its own rounds on its cases; the finish job merges and judges."""
     import io
     import os
+    from dataclasses import replace
 
     from helpers.servers.git_http import git
 
     from gate.flow.git import GitRepo
-    from gate.flow.pr import FlowRequest
+    from gate.flow.plan import plan_flow
+    from gate.flow.request import FlowIO, FlowRequest, Revisions
     from gate.flow.sharded import run_finish_flow, run_shard_flow
     from gate.inputs.config import load_config
     from gate.inputs.shard import Shard
@@ -162,23 +164,21 @@ def test_auto_with_shards(tmp_path: Path) -> None:
     environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
     git_repo = GitRepo(repo, environ=environ)
     try:
+        log = io.StringIO()
         request = FlowRequest(
-            repo=git_repo,
+            revisions=Revisions(
+                git_repo, git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "HEAD")
+            ),
             config=load_config(repo / "gate.yml"),
-            base_sha=git(repo, "rev-parse", "HEAD~1"),
-            head_sha=git(repo, "rev-parse", "HEAD"),
-            out_dir=tmp_path / "shards",
-            environ=environ,
-            stream=io.StringIO(),
+            io=FlowIO(tmp_path / "shards", environ=environ, stream=log),
         )
         for index in (1, 2):
-            ran = run_shard_flow(request, Shard(index, 2))
+            ran = run_shard_flow(plan_flow(request), Shard(index, 2))
             assert [o.verdict for o in ran] == ["partial"]
-        log = request.stream.getvalue()  # type: ignore[attr-defined]
-        assert log.count("repeats auto: ") == 2  # each shard decides its own rounds
-        assert "round 1: " in log
-        finish = FlowRequest(**{**request.__dict__, "out_dir": tmp_path / "final"})
-        (outcome,) = run_finish_flow(finish, tmp_path / "shards")
+        assert log.getvalue().count("repeats auto: ") == 2  # each shard decides its own rounds
+        assert "round 1: " in log.getvalue()
+        finish = replace(request, io=replace(request.io, out_dir=tmp_path / "final"))
+        (outcome,) = run_finish_flow(plan_flow(finish), tmp_path / "shards")
     finally:
         git_repo.close()
     c = outcome.comparison

@@ -26,6 +26,7 @@ from gate.report.models import (
     RunMeta,
     rate,
 )
+from gate.report.output import readable_output
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
@@ -49,9 +50,10 @@ def _rubric(result: CaseResult) -> list[CheckResult]:
 
 def _details(result: CaseResult) -> dict[str, Any]:
     """What a reader needs to see why a side failed; never kept for held-out cases."""
+    shown = readable_output(result.output, result.tool_calls)
     return {
-        "output": _excerpt(result.output, EXCERPT_CHARS),
-        "output_chars": len(result.output or ""),
+        "output": _excerpt(shown, EXCERPT_CHARS),
+        "output_chars": len(shown or ""),
         "failed_checks": [_short_check(c) for c in result.failed_checks[:MAX_CHECKS]],
         "review_checks": [_short_check(c) for c in result.checks if c.passed is None][:MAX_CHECKS],
         "rubric": _rubric(result),

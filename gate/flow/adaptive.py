@@ -22,13 +22,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from gate.compare.estimates import decision_clear, delta_interval, unbiased_fraction
-from gate.flow.sides import Side, run_sides
+from gate.flow.plan import FlowPlan
+from gate.flow.sides import MoreRuns, Side, run_sides
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy
-from gate.inputs.shard import Shard
 from gate.render.values import STOPPED
 from gate.report.io import dump_line, read_report, write_report
 from gate.report.models import CaseResult, Report
@@ -154,19 +153,11 @@ def start(config: GateConfig, base: Report, head: Report) -> Round:
     return Round(auto_plan(config), budget(config, len(pairs)), {h.id for _, h in pairs})
 
 
-def spend(
-    config: GateConfig,
-    config_path: Path,
-    suite: str,
-    sides: Sequence[Side],
-    env: Mapping[str, str],
-    stream: TextIO,
-    policy: Policy,
-    *,
-    shard: Shard | None = None,
-    extra: Sequence[str] = (),
-) -> None:
-    """Run the rounds after round 0 for one suite (or one shard of it); see the module doc."""
+def spend(plan: FlowPlan, sides: Sequence[Side], env: Mapping[str, str]) -> None:
+    """Run the rounds after round 0 for the suite (or the shard of it) of `sides`, judged by
+    the flow's policy; see the module doc."""
+    config, policy, stream = plan.request.config.config, plan.policy, plan.request.io.stream
+    suite = sides[0].suite
     paths = {side.name: side.report for side in sides}
     base, head = read_report(paths["base"]), read_report(paths["head"])
     state = start(config, base, head)
@@ -184,10 +175,9 @@ def spend(
             file=stream,
             flush=True,
         )
-        more = ("--cases-from", str(listing), "--append", "--repeats", str(size))
-        run_sides(sides, config_path, suite, env, stream, shard=shard, extra=(*extra, *more))
+        run_sides(sides, env, stream, MoreRuns(cases_from=listing, repeats=size))
         listing.unlink(missing_ok=True)
-        if any(side.status(shard).fatal for side in sides):
+        if any(side.status().fatal for side in sides):
             state.stop = "failed"
             break
         state.rounds += 1
@@ -199,13 +189,7 @@ def spend(
 
 def _detail_reports(sides: Sequence[Side]) -> list[Path]:
     """The sides' full held-out reports (`--heldout-detail DIR`), which the rounds extend too."""
-    found = []
-    for side in sides:
-        if "--heldout-detail" in side.args:
-            folder = Path(side.args[side.args.index("--heldout-detail") + 1])
-            if (folder / side.report.name).is_file():
-                found.append(folder / side.report.name)
-    return found
+    return [p for s in sides if (p := s.detail_report) is not None and p.is_file()]
 
 
 def record(state: Round, base: Report, head: Report, others: Sequence[Report] = ()) -> None:

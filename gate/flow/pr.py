@@ -6,10 +6,11 @@ the import path by accident): a `python` system imports a module of the same nam
 checkouts, which one process cannot hold. The two sides of a suite run at the same time and
 share the response cache; their progress is streamed with the side as prefix.
 
-`gate check` and `gate demo` call `run_check`; `gate action` calls `run_flow` with what the
-GitHub event names (see `gate.commands.action`). The flow's steps (`plan_suites`, `run_planned`,
-`judge`, `outcomes`) are shared with the sharded modes of the action (`gate.flow.sharded`).
-
+`gate check` and `gate demo` call `run_check`; `gate action` builds its `FlowRequest` from what
+the GitHub event names (see `gate.github.action`). Every mode plans the flow once
+(`gate.flow.plan.plan_flow`: the baseline, the policy, which suites run) and hands that plan
+to the steps (`run_planned`, `judge`, `outcomes`), which the sharded modes of the action share
+(`gate.flow.sharded`).
 """
 
 from __future__ import annotations
@@ -19,25 +20,20 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
-from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
-from gate.flow.git import FileChange, GitRepo
+from gate.flow.git import GitRepo
 from gate.flow.judging import SuiteRun, judge
+from gate.flow.plan import FlowPlan, SuitePlan, cache_dir, plan_flow
+from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sides import Side, run_sides, side_env
 from gate.flow.system_diff import with_system_diff
-from gate.flow.triggers import case_globs, relevant_changes, suite_triggers
-from gate.inputs.config import (
-    LoadedConfig,
-    load_config,
-)
-from gate.inputs.paths import relative_posix
-from gate.inputs.policy import Policy
+from gate.flow.triggers import case_globs
+from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
-from gate.providers.cache import default_cache_dir
 from gate.render import RenderContext, render_comment, render_summary
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
@@ -61,27 +57,6 @@ class SuiteOutcome:
         return iter((self.suite, self.comparison, self.markdown))
 
 
-@dataclass
-class FlowRequest:
-    repo: GitRepo
-    config: LoadedConfig
-    base_sha: str
-    head_sha: str | None  # None: the working tree (gate check)
-    out_dir: Path
-    fetch: bool = False
-    use_cache: bool = True  # False: fresh answers, the response cache neither read nor written
-    threshold: float | None = None
-    block_severities: list[str] | None = None
-    repository: str | None = None
-    server_url: str = "https://github.com"
-    display_head_sha: str | None = None
-    run_url: str | None = None
-    report_hint: str | None = None
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    stream: TextIO = field(default_factory=lambda: sys.stderr)
-    heldout_detail: Path | None = None  # a folder for full held-out reports (never uploaded)
-
-
 def exit_on_sigterm() -> None:
     """A cancelled job or a killed `gate check` still stops the runs and removes the base
     worktree: SIGTERM becomes SystemExit, which runs every `finally` on the way out."""
@@ -98,21 +73,6 @@ def exit_code(outcomes: Sequence[SuiteOutcome]) -> int:
 
 
 # --- the flow --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SuitePlan:
-    """Whether a suite runs: the changes that touch it, or why it is skipped; and whether the
-    base has the suite (`baseline`: its own system runs on the base side) or it is new."""
-
-    name: str
-    changes: tuple[FileChange, ...]
-    skip_reason: str | None
-    baseline: bool = True
-
-    @property
-    def runs(self) -> bool:
-        return self.skip_reason is None
 
 
 Judged = tuple[Comparison, dict[str, Path]]
@@ -134,160 +94,95 @@ def report_label(side: str, shard: Shard | None) -> str:
     return f"{side}.{shard_name(shard)}" if shard else side
 
 
-def _context(request: FlowRequest, suite: str) -> RenderContext:
-    config = request.config
-    templates = config.base_dir / config.config.templates if config.config.templates else None
-    return RenderContext(
-        suite=suite,
-        repository=request.repository,
-        server_url=request.server_url,
-        head_sha=request.display_head_sha or request.head_sha,
-        base_sha=request.base_sha,
-        run_url=request.run_url,
-        report_hint=request.report_hint,
-        template_dir=templates.resolve() if templates else None,
-    )
-
-
-def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
-    shown = ", ".join(f"`{p}`" for p in patterns[:8]) + (" …" if len(patterns) > 8 else "")
-    if not changes:
-        return "no file changed between the base and the head"
-    return f"no watched file changed ({len(changes)} changed; watching {shown})"
-
-
-def _changes(request: FlowRequest) -> list[FileChange]:
-    repo = request.repo
-    since = repo.merge_base(request.base_sha, request.head_sha or "HEAD", fetch=request.fetch)
-    changes = repo.changed_files(since, request.head_sha)
-    out_rel = relative_posix(request.out_dir, repo.root)
-    if out_rel:  # our own reports are never a change (gate check runs in the working tree)
-        changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
-    return changes
-
-
-def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
-    """Change detection: which suites run (every mode decides this the same way), and which
-    of them the base's gate.yml has."""
-    changes = _changes(request)
-    plans = []
-    for suite in request.config.config.suites:
-        patterns = suite_triggers(request.config, suite, request.repo.root)
-        relevant = relevant_changes(changes, patterns)
-        skip = None if relevant else _skip_reason(changes, patterns)
-        plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
-    return plans
-
-
-def read_request_baseline(request: FlowRequest) -> Baseline:
-    return read_baseline(request.repo, request.base_sha, request.config)
-
-
-def request_policy(request: FlowRequest, baseline: Baseline) -> Policy:
-    """The base's policy (the head's where the base has no gate.yml), with the command
-    line's or the Action's overrides."""
-    return flow_policy(
-        baseline,
-        request.config,
-        threshold=request.threshold,
-        block_severities=request.block_severities,
-    )
-
-
 def run_planned(
-    request: FlowRequest,
-    plans: Sequence[SuitePlan],
-    baseline: Baseline,
-    then: Callable[[SuitePlan, SuiteRun], T],
-    *,
-    shard: Shard | None = None,
+    plan: FlowPlan, then: Callable[[SuitePlan, SuiteRun], T], *, shard: Shard | None = None
 ) -> dict[str, T]:
     """Run both sides (or `shard` of them) of every suite that needs it, in one base worktree;
     `then` takes each suite's runs as they end, so a bad head config stops at the first suite."""
-    runnable = [p for p in plans if p.runs]
+    runnable = plan.runnable
     if not runnable:
         return {}
-    with request.repo.worktree(request.base_sha) as base_root:
-        env = side_env(request.repo.subprocess_env(), default_cache_dir(request.environ))
-        return {
-            plan.name: then(plan, _run_suite(request, plan, baseline, base_root, env, shard))
-            for plan in runnable
-        }
+    repo = plan.request.revisions.repo
+    with repo.worktree(plan.request.revisions.base_sha) as base_root:
+        env = side_env(repo.subprocess_env(), cache_dir(plan.request))
+        return {s.name: then(s, _run_suite(plan, s, base_root, env, shard)) for s in runnable}
 
 
-def _sides(
-    request: FlowRequest, plan: SuitePlan, baseline: Baseline, base_root: Path, shard: Shard | None
-) -> list[Side]:
+def _sides(plan: FlowPlan, suite: SuitePlan, base_root: Path, shard: Shard | None) -> list[Side]:
     """The head, and the base with its own gate.yml's system, when the base has the suite."""
-    folder = request.out_dir.resolve() / suite_folder(plan.name)
-    private = request.heldout_detail
-    detail = ("--heldout-detail", str(private / suite_folder(plan.name))) if private else ()
-    own = baseline.config_in(base_root)
-    base_args = ("--system-config", str(own)) if own is not None else ()
-    head = Side("head", request.repo.root, folder / f"{report_label('head', shard)}.jsonl", detail)
-    if not plan.baseline:
+    request, folder = plan.request, suite_folder(suite.name)
+    reports = request.io.out_dir.resolve() / folder
+    private = request.io.heldout_detail
+    head = Side(
+        "head",
+        request.revisions.repo.root,
+        request.config.path,
+        suite.name,
+        reports / f"{report_label('head', shard)}.jsonl",
+        heldout_detail=private / folder if private else None,
+        shard=shard,
+        use_cache=request.io.use_cache,
+    )
+    if not suite.baseline:
         return [head]
-    base_report = folder / f"{report_label('base', shard)}.jsonl"
-    return [Side("base", base_root, base_report, (*base_args, *detail)), head]
+    base = replace(
+        head,
+        name="base",
+        root=base_root,
+        report=reports / f"{report_label('base', shard)}.jsonl",
+        system_config=plan.baseline.config_in(base_root),
+    )
+    return [base, head]
 
 
 def _run_suite(
-    request: FlowRequest,
-    plan: SuitePlan,
-    baseline: Baseline,
-    base_root: Path,
-    env: Mapping[str, str],
-    shard: Shard | None,
+    plan: FlowPlan, suite: SuitePlan, base_root: Path, env: Mapping[str, str], shard: Shard | None
 ) -> SuiteRun:
-    sides = _sides(request, plan, baseline, base_root, shard)
-    names = " and ".join(s.name for s in sides) + ("" if plan.baseline else " (a new suite)")
+    sides = _sides(plan, suite, base_root, shard)
+    stream = plan.request.io.stream
+    names = " and ".join(s.name for s in sides) + ("" if suite.baseline else " (a new suite)")
     what = f"shard {shard} of {names}" if shard else names
-    print(f"[gate] suite {plan.name}: running {what}", file=request.stream, flush=True)
-    extra = () if request.use_cache else ("--no-cache",)
-    run_sides(sides, request.config.path, plan.name, env, request.stream, shard=shard, extra=extra)
-    auto = request.config.config.repeats == "auto" and len(sides) == 2
+    print(f"[gate] suite {suite.name}: running {what}", file=stream, flush=True)
+    run_sides(sides, env, stream)
+    auto = plan.request.config.config.repeats == "auto" and len(sides) == 2
     if auto and not any(s.returncode for s in sides):
         from gate.flow.adaptive import spend
 
-        spend(
-            request.config.config, request.config.path, plan.name, sides, env, request.stream,
-            request_policy(request, baseline), shard=shard, extra=extra,
-        )  # fmt: skip
-    return SuiteRun(tuple(s.status(shard) for s in sides), {s.name: s.report for s in sides})
+        spend(plan, sides, env)
+    return SuiteRun(tuple(s.status() for s in sides), {s.name: s.report for s in sides})
 
 
-def outcomes(
-    request: FlowRequest, plans: Sequence[SuitePlan], judged: Mapping[str, Judged]
-) -> list[SuiteOutcome]:
+def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> list[SuiteOutcome]:
     """Every suite's verdict rendered as its comment and job summary; skipped ones too."""
+    request, revisions = plan.request, plan.request.revisions
     result = []
-    for plan in plans:
-        if plan.runs:
-            comparison, reports = judged[plan.name]
-            suite = request.config.config.suite(plan.name)
-            cases = case_globs(request.config, suite, request.repo.root)
+    for suite in plan.suites:
+        if suite.runs:
+            comparison, reports = judged[suite.name]
+            config = request.config.config.suite(suite.name)
+            cases = case_globs(request.config, config, revisions.repo.root)
             comparison = with_system_diff(
-                request.repo, request.base_sha, request.head_sha, comparison, cases
+                revisions.repo, revisions.base_sha, revisions.head_sha, comparison, cases
             )
         else:
-            comparison, reports = skipped_comparison(plan.skip_reason or "", suite=plan.name), {}
-        ctx = _context(request, plan.name)
+            comparison, reports = skipped_comparison(suite.skip_reason or "", suite=suite.name), {}
+        ctx = plan.render.model_copy(update={"suite": suite.name})
         markdown, summary = render_comment(comparison, ctx), render_summary(comparison, ctx)
-        changed = tuple(str(c) for c in plan.changes)
-        result.append(SuiteOutcome(plan.name, comparison, markdown, summary, changed, reports, ctx))
+        changed = tuple(str(c) for c in suite.changes)
+        result.append(
+            SuiteOutcome(suite.name, comparison, markdown, summary, changed, reports, ctx)
+        )
     return result
 
 
-def run_flow(request: FlowRequest) -> list[SuiteOutcome]:
-    """Decide per suite whether it runs, run base and head where needed, compare, render."""
-    plans = plan_suites(request, baseline := read_request_baseline(request))
-    policy = request_policy(request, baseline)
-    notes = policy_findings(baseline, request.config)
+def run_flow(plan: FlowPlan) -> list[SuiteOutcome]:
+    """Run base and head of the suites that run, compare them by the plan's policy, render."""
 
-    def judged(plan: SuitePlan, run: SuiteRun) -> Judged:
-        return judge(run, plan.name, policy, baseline=plan.baseline, findings=notes), run.reports
+    def judged(suite: SuitePlan, run: SuiteRun) -> Judged:
+        verdict = judge(run, suite.name, plan.policy, baseline=suite.baseline, findings=plan.notes)
+        return verdict, run.reports
 
-    return outcomes(request, plans, run_planned(request, plans, baseline, judged))
+    return outcomes(plan, run_planned(plan, judged))
 
 
 # --- gate check ------------------------------------------------------------------------------
@@ -300,7 +195,6 @@ def run_check(
     out_dir: Path,
     *,
     threshold: float | None = None,
-    block_severities: list[str] | None = None,
     stream: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     heldout_detail: Path | None = None,
@@ -314,20 +208,20 @@ def run_check(
         loaded = load_config(config)
         base_sha = git_repo.resolve_ref(base_ref or git_repo.default_base(), fetch=False)
         request = FlowRequest(
-            repo=git_repo,
+            revisions=Revisions(git_repo, base_sha),
             config=loaded,
-            base_sha=base_sha,
-            head_sha=None,
-            out_dir=out_dir,
-            use_cache=use_cache,
-            threshold=threshold,
-            block_severities=block_severities,
-            display_head_sha=git_repo.head_sha(),
-            report_hint=str(out_dir),
-            environ=env,
-            stream=stream or sys.stderr,
-            heldout_detail=heldout_detail.resolve() if heldout_detail else None,
+            io=FlowIO(
+                out_dir,
+                environ=env,
+                stream=stream or sys.stderr,
+                heldout_detail=heldout_detail.resolve() if heldout_detail else None,
+                use_cache=use_cache,
+            ),
+            display=RenderContext(
+                head_sha=git_repo.head_sha(), base_sha=base_sha, report_hint=str(out_dir)
+            ),
+            overrides=PolicyOverrides(threshold=threshold),
         )
-        return run_flow(request)
+        return run_flow(plan_flow(request))
     finally:
         git_repo.close()

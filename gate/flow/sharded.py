@@ -37,25 +37,20 @@ from gate.compare.findings import (
 )
 from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
-from gate.flow.baseline import policy_findings
 from gate.flow.judging import SuiteRun, failed_comparison, judge
+from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.pr import (
-    FlowRequest,
     Judged,
     SuiteOutcome,
-    SuitePlan,
     outcomes,
-    plan_suites,
-    read_request_baseline,
     report_label,
-    request_policy,
     run_planned,
     shard_name,
     suite_folder,
 )
+from gate.flow.request import Revisions
 from gate.flow.sides import SIDES, SideStatus
 from gate.inputs.paths import display_path
-from gate.inputs.policy import Policy
 from gate.inputs.shard import Shard
 from gate.render.markdown import text
 from gate.render.reasons import sentence
@@ -110,32 +105,31 @@ class ShardOutcome:
 # --- mode: shard -----------------------------------------------------------------------------
 
 
-def run_shard_flow(request: FlowRequest, shard: Shard) -> list[ShardOutcome]:
+def run_shard_flow(plan: FlowPlan, shard: Shard) -> list[ShardOutcome]:
     """Shard `shard` of both sides of every suite that runs; partial reports and records only."""
-    baseline = read_request_baseline(request)
-    plans = plan_suites(request, baseline)
+    revisions = plan.request.revisions
 
-    def record(plan: SuitePlan, run: SuiteRun) -> ShardOutcome:
-        folder = request.out_dir.resolve() / suite_folder(plan.name)
+    def record(suite: SuitePlan, run: SuiteRun) -> ShardOutcome:
+        folder = plan.request.io.out_dir.resolve() / suite_folder(suite.name)
         entry = ShardRecord(
-            suite=plan.name,
+            suite=suite.name,
             shard=str(shard),
-            base_sha=request.base_sha,
-            head_sha=request.head_sha or "",
+            base_sha=revisions.base_sha,
+            head_sha=revisions.head_sha or "",
             sides=run.statuses,
         )
         atomic_write(folder / f"{shard_name(shard)}.json", entry.model_dump_json(indent=2) + "\n")
-        failed = failed_comparison(run.statuses, plan.name)  # a bad head config: exit 2
+        failed = failed_comparison(run.statuses, suite.name)  # a bad head config: exit 2
         if failed is not None:
-            return ShardOutcome(plan.name, shard, "error", failed.findings)
-        return ShardOutcome(plan.name, shard, "partial")
+            return ShardOutcome(suite.name, shard, "error", failed.findings)
+        return ShardOutcome(suite.name, shard, "partial")
 
-    ran = run_planned(request, plans, baseline, record, shard=shard)
+    ran = run_planned(plan, record, shard=shard)
     return [
         ran[p.name]
         if p.runs
         else ShardOutcome(p.name, shard, "skipped", [Skipped(reason=p.skip_reason or "")])
-        for p in plans
+        for p in plan.suites
     ]
 
 
@@ -188,19 +182,19 @@ def find_records(folder: Path) -> dict[str, Found]:
     return found
 
 
-def shard_problem(suite: str, found: Found, request: FlowRequest, folder: str) -> Finding | None:
+def shard_problem(suite: str, found: Found, revisions: Revisions, folder: str) -> Finding | None:
     """Why the shards of a suite cannot make its whole report: none, some missing or
     duplicated, or of other commits. None when every shard is there once."""
     if not found:
         return ShardsMissing(suite=suite, folder=folder)
-    root = request.repo.root
+    root, base, head = revisions.repo.root, revisions.base_sha, revisions.head_sha
     stale = [
         ShardFile(shard=r.shard, path=display_path(p, root))
         for p, r in found
-        if (r.base_sha, r.head_sha) != (request.base_sha, request.head_sha)
+        if (r.base_sha, r.head_sha) != (base, head)
     ]
     if stale:
-        return ShardsStale(base_sha=request.base_sha, head_sha=request.head_sha or "", stale=stale)
+        return ShardsStale(base_sha=base, head_sha=head or "", stale=stale)
     try:
         check_shards(
             [(Path(display_path(p, root)), RunMeta(suite=suite, shard=r.shard)) for p, r in found]
@@ -220,48 +214,34 @@ def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> Fin
     return None
 
 
-def _finish_suite(
-    request: FlowRequest,
-    plan: SuitePlan,
-    found: Found,
-    folder: str,
-    policy: Policy,
-    notes: Sequence[Finding],
-) -> Judged:
-    suite = plan.name
-    problem = shard_problem(suite, found, request, folder)
+def _finish_suite(plan: FlowPlan, planned: SuitePlan, found: Found, folder: str) -> Judged:
+    suite = planned.name
+    problem = shard_problem(suite, found, plan.request.revisions, folder)
     if problem is not None:
         return Comparison(verdict="error", findings=[problem], suite=suite), {}
     statuses = tuple(s for _, r in found for s in r.sides)
     failed = failed_comparison(statuses, suite)
     if failed is not None:
         return failed, {}
-    out = request.out_dir.resolve() / suite_folder(suite)
+    out = plan.request.io.out_dir.resolve() / suite_folder(suite)
     print(
         f"[gate] suite {suite}: merging {len(found)} shards of base and head",
-        file=request.stream,
+        file=plan.request.io.stream,
         flush=True,
     )
     problem = _merge_sides(found, statuses, out)
     if problem is not None:
         return Comparison(verdict="error", findings=[problem], suite=suite), {}
     run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
-    comparison = judge(run, suite, policy, baseline=plan.baseline, findings=notes)
+    comparison = judge(run, suite, plan.policy, baseline=planned.baseline, findings=plan.notes)
     return comparison, run.reports
 
 
-def run_finish_flow(request: FlowRequest, folder: Path) -> list[SuiteOutcome]:
+def run_finish_flow(plan: FlowPlan, folder: Path) -> list[SuiteOutcome]:
     """Merge the shard jobs' reports found under `folder`, then judge and render as the
     unsharded flow does."""
-    baseline = read_request_baseline(request)
-    plans = plan_suites(request, baseline)
-    policy = request_policy(request, baseline)
-    notes = policy_findings(baseline, request.config)
-    found = find_records(folder) if any(p.runs for p in plans) else {}
-    shown = display_path(folder, request.repo.root)
-    judged = {
-        p.name: _finish_suite(request, p, found.get(p.name, []), shown, policy, notes)
-        for p in plans
-        if p.runs
-    }
-    return outcomes(request, plans, judged)
+    runnable = plan.runnable
+    found = find_records(folder) if runnable else {}
+    shown = display_path(folder, plan.request.revisions.repo.root)
+    judged = {p.name: _finish_suite(plan, p, found.get(p.name, []), shown) for p in runnable}
+    return outcomes(plan, judged)

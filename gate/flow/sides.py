@@ -62,14 +62,31 @@ class SideStatus(BaseModel):
         return self.returncode not in (0, None) and not self.complete
 
 
+@dataclass(frozen=True)
+class MoreRuns:
+    """A round of `repeats: auto`: `repeats` more runs of the cases listed in `cases_from`,
+    added to the side's report (`gate run --append`)."""
+
+    cases_from: Path
+    repeats: int
+
+
 @dataclass
 class Side:
-    name: str
-    root: Path
+    """One side of a suite as a `gate run` process: what it runs (`gate_run_args` makes its
+    arguments) and, once started, how it ended."""
+
+    name: Literal["base", "head"]
+    root: Path  # the checkout whose system runs
+    config: Path  # the head's gate.yml: cases, checks, judge
+    suite: str
     report: Path  # OUT/LABEL.jsonl
-    args: tuple[str, ...] = ()  # more `gate run` arguments (the base's --system-config)
-    returncode: int | None = None
-    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    system_config: Path | None = None  # the side's own gate.yml (the base's): its system
+    heldout_detail: Path | None = None  # a folder for the full report, held-out cases shown
+    shard: Shard | None = None  # only this shard of the suite
+    use_cache: bool = True
+    returncode: int | None = field(default=None, init=False)
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES), init=False)
 
     @property
     def error_line(self) -> str:
@@ -78,17 +95,44 @@ class Side:
                 return line.removeprefix("gate: error: ")
         return self.tail[-1] if self.tail else "no output"
 
-    def status(self, shard: Shard | None = None) -> SideStatus:
+    @property
+    def detail_report(self) -> Path | None:
+        """The full held-out report, when the side writes one."""
+        if self.heldout_detail is None:
+            return None
+        return self.heldout_detail / self.report.name
+
+    def status(self) -> SideStatus:
         failed = self.returncode not in (0, None)
         return SideStatus.model_validate(
             {
                 "side": self.name,
                 "returncode": self.returncode,
                 "error": self.error_line if failed else None,
-                "shard": str(shard) if shard else None,
+                "shard": str(self.shard) if self.shard else None,
                 "complete": report_paths(self.report.parent, self.report.stem)[1].is_file(),
             }
         )
+
+
+def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
+    """The side's `gate run` command line, from `run` on. Names are joined to their option
+    (`--suite=NAME`): one may start with `-`. The flow's paths are absolute."""
+    args = [
+        "run", "-c", str(side.config), f"--suite={side.suite}", "--root", str(side.root),
+        "--out", str(side.report.parent), f"--label={side.report.stem}",
+    ]  # fmt: skip
+    if side.shard is not None:
+        args += ["--shard", str(side.shard)]
+    if not side.use_cache:
+        args.append("--no-cache")
+    if side.system_config is not None:
+        args += ["--system-config", str(side.system_config)]
+    if side.heldout_detail is not None:
+        args += ["--heldout-detail", str(side.heldout_detail)]
+    if more is not None:
+        args += ["--cases-from", str(more.cases_from), "--append", "--repeats", str(more.repeats)]
+    return args
 
 
 def side_env(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
@@ -110,27 +154,15 @@ def _stream(process: subprocess.Popen[str], side: Side, out: TextIO, lock: threa
 
 
 def run_sides(
-    sides: Sequence[Side],
-    config: Path,
-    suite: str,
-    env: Mapping[str, str],
-    out: TextIO,
-    *,
-    shard: Shard | None = None,
-    extra: Sequence[str] = (),
+    sides: Sequence[Side], env: Mapping[str, str], out: TextIO, more: MoreRuns | None = None
 ) -> None:
-    """`gate run` for each side at once (only `shard` of the suite when given, with `extra`
-    arguments); a fatal failure of one stops the others."""
+    """`gate run` for each side at once (`more`: a round of more runs of some cases); a fatal
+    failure of one stops the others."""
     lock = threading.Lock()
     procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
     try:
         for side in sides:
-            argv = [
-                sys.executable, "-P", "-m", "gate", "run", "-c", str(config), "--suite", suite,
-                "--root", str(side.root), "--out", str(side.report.parent),
-                "--label", side.report.stem, *(["--shard", str(shard)] if shard else []),
-                *side.args, *extra,
-            ]  # fmt: skip
+            argv = [sys.executable, "-P", "-m", "gate", *gate_run_args(side, more)]
             proc = subprocess.Popen(
                 argv,
                 cwd=side.root,

@@ -20,7 +20,9 @@ from typing import TextIO
 from gate.compare.models import EXIT_CODES
 from gate.errors import GateError, InputError
 from gate.flow.git import GitRepo
-from gate.flow.pr import FlowRequest, SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.flow.plan import plan_flow
+from gate.flow.pr import SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sharded import (
     ShardOutcome,
     run_finish_flow,
@@ -38,9 +40,10 @@ from gate.github.comments import (
 )
 from gate.github.events import Activity, BaseSpec, activity_for, load_event
 from gate.github.inputs import ActionSettings, read_settings
-from gate.inputs.config import load_config
+from gate.github.response_cache import cache_environ, hand_over, tidy_cache
+from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.paths import relative_posix
-from gate.render import comment_marker
+from gate.render import RenderContext, comment_marker
 from gate.render.markdown import text
 from gate.render.reasons import words
 from gate.report.files import atomic_write
@@ -61,6 +64,9 @@ def run_action(environ: Mapping[str, str], out: TextIO) -> int:
     except Exception as exc:  # a bug of ours must read as an error (3), never as a fail (1)
         traceback.print_exc(file=out)
         return _fail(out, settings, f"internal error: {type(exc).__name__}: {exc}", 3)
+    finally:  # the reports, readable by upload-artifact, which runs as the runner's user
+        if settings is not None:
+            hand_over(settings.env.workspace / REPORTS_DIR, settings.env.workspace)
 
 
 def _fail(out: TextIO, settings: ActionSettings | None, message: str, code: int) -> int:
@@ -122,6 +128,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
     config = load_config(env.workspace / inputs.config)
     if token:
         _say(out, workflow.add_mask(token))
+    environ = cache_environ(environ, env.workspace)  # both sides' cache, in the workspace
     repo = GitRepo(env.workspace, token=token, server_url=env.server_url, environ=environ)
     try:
         head = repo.head_sha()
@@ -132,29 +139,55 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             _say(out, workflow.warning(PR_TARGET_WARNING))
             return _skip(settings, out, "the checkout is not the PR's code")
         _say(out, f"[gate] {activity.title}: base {base[:12]}, head {head[:12]}")
+        revisions = Revisions(repo, base, head, fetch=True)
         request = FlowRequest(
-            repo=repo,
+            revisions=revisions,
             config=config,
-            base_sha=base,
-            head_sha=head,
-            out_dir=env.workspace / REPORTS_DIR,
-            fetch=True,
-            use_cache=not inputs.no_cache,
-            threshold=inputs.threshold,
-            block_severities=list(inputs.block_severities) if inputs.block_severities else None,
-            repository=env.repository,
-            server_url=env.server_url,
-            display_head_sha=activity.head_sha if activity.pr_number else head,
-            run_url=env.run_url,
-            report_hint=f"the {REPORTS_DIR} folder of the run",
-            environ=environ,
-            stream=out,
+            io=FlowIO(
+                env.workspace / REPORTS_DIR,
+                environ=environ,
+                stream=out,
+                use_cache=not inputs.no_cache,
+            ),
+            display=_display(settings, activity, revisions),
+            overrides=_overrides(settings),
         )
         with workflow.commands_paused(out):
             publish = _run_mode(settings, activity, request, token, out)
     finally:
         repo.close()
+        _tidy(settings, config, environ, out)
     return publish()
+
+
+def _display(settings: ActionSettings, activity: Activity, revisions: Revisions) -> RenderContext:
+    """How the comments link: to the PR's head commit (not GitHub's merge commit of it)."""
+    env = settings.env
+    return RenderContext(
+        repository=env.repository,
+        server_url=env.server_url,
+        head_sha=activity.head_sha if activity.pr_number else revisions.head_sha,
+        base_sha=revisions.base_sha,
+        run_url=env.run_url,
+        report_hint=f"the {REPORTS_DIR} folder of the run",
+    )
+
+
+def _overrides(settings: ActionSettings) -> PolicyOverrides:
+    inputs = settings.inputs
+    severities = tuple(inputs.block_severities) if inputs.block_severities else None
+    return PolicyOverrides(threshold=inputs.threshold, block_severities=severities)
+
+
+def _tidy(
+    settings: ActionSettings, config: LoadedConfig, environ: Mapping[str, str], out: TextIO
+) -> None:
+    """The cache pruned, and readable by the step that saves it."""
+    workspace = settings.env.workspace
+    line = None if settings.inputs.no_cache else tidy_cache(config, environ, workspace)
+    if line:
+        with workflow.commands_paused(out):  # it names cache.dir, which the PR may set
+            _say(out, line)
 
 
 def _run_mode(
@@ -164,16 +197,16 @@ def _run_mode(
     token: str | None,
     out: TextIO,
 ) -> Callable[[], int]:
-    """Run the flow of the `mode` input; what publishes its result."""
-    inputs = settings.inputs
+    """Plan the flow once, run the `mode` input's part of it; what publishes its result."""
+    inputs, plan = settings.inputs, plan_flow(request)
     if inputs.mode == "shard":
         assert inputs.shard is not None  # required by gate.github.inputs
-        ran = run_shard_flow(request, inputs.shard)
+        ran = run_shard_flow(plan, inputs.shard)
         return lambda: _publish_shard(settings, ran, out)
     if inputs.mode == "finish":
-        outcomes = run_finish_flow(request, settings.env.workspace / inputs.shard_reports)
+        outcomes = run_finish_flow(plan, settings.env.workspace / inputs.shard_reports)
     else:
-        outcomes = run_flow(request)
+        outcomes = run_flow(plan)
     return lambda: _publish(settings, activity, outcomes, token, out)
 
 

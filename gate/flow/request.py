@@ -1,0 +1,64 @@
+"""What a PR flow is asked to do, in parts that say what they hold.
+
+`gate check` (`gate.flow.pr.run_check`) and the Action (`gate.github.action`) each build one
+`FlowRequest`; `gate.flow.plan.plan_flow` turns it into the flow's plan once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from gate.flow.git import GitRepo
+from gate.inputs.config import LoadedConfig
+from gate.inputs.policy import Severity
+from gate.render import RenderContext
+
+
+@dataclass(frozen=True)
+class Revisions:
+    """The repository and the two revisions compared."""
+
+    repo: GitRepo
+    base_sha: str
+    head_sha: str | None = None  # None: the working tree (gate check)
+    fetch: bool = False  # fetch what a shallow clone lacks (the Action's checkout)
+
+
+@dataclass(frozen=True)
+class PolicyOverrides:
+    """The command line's or the Action's explicit overrides of the base's policy."""
+
+    threshold: float | None = None
+    block_severities: tuple[Severity, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FlowIO:
+    """Where the flow writes and what it reads from its surroundings."""
+
+    out_dir: Path  # the reports, one folder per suite
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    stream: TextIO = field(default_factory=lambda: sys.stderr)  # the runs' progress
+    heldout_detail: Path | None = None  # a folder for full held-out reports (never uploaded)
+    use_cache: bool = True  # False: fresh answers, the response cache neither read nor written
+
+
+@dataclass(frozen=True)
+class FlowRequest:
+    """One PR flow: what it compares, by which config, where it writes, how it is shown.
+
+    `config` is the head's gate.yml (cases, checks, triggers, templates; the policy and the
+    base side's system come from the base's, see `gate.flow.baseline`). `display` is how
+    the comments link (repository, the shas shown, the run); its `suite` is set per suite.
+    """
+
+    revisions: Revisions
+    config: LoadedConfig
+    io: FlowIO
+    display: RenderContext = field(default_factory=RenderContext)
+    overrides: PolicyOverrides = field(default_factory=PolicyOverrides)
