@@ -22,6 +22,7 @@ from gate.github.response_cache import CACHE_DIR, cache_environ, hand_over, tidy
 from gate.inputs.config import load_config
 from gate.inputs.policy import Policy
 from gate.providers.cache import ResponseCache, cache_key, prune, resolve_cache_dir
+from gate.render.style import MARKDOWN
 from gate.render.usage import usage_rows
 
 DAY = 86400.0
@@ -210,9 +211,9 @@ def test_the_cost_table_says_how_many_calls_the_cache_answered(tmp_path: Path) -
     head = [case("a", cached=True), case("b"), case("c", judge={**judge, "cached": 0})]
     c = compare(report(tmp_path, "base", base), report(tmp_path, "head", head), Policy())
     assert (c.base_usage.cached_calls, c.head_usage.cached_calls) == (3, 1)
-    rows = {str(r["label"]): (str(r["base"]), str(r["head"])) for r in usage_rows(c)}
+    rows = {str(r["label"]): (str(r["base"]), str(r["head"])) for r in usage_rows(c, MARKDOWN)}
     assert rows["Calls"] == ("3", "3") and rows["From the cache"] == ("3", "1")
     assert rows["Judge calls from the cache"] == ("1", "0")
-    labels = [str(r["label"]) for r in usage_rows(c)]
+    labels = [str(r["label"]) for r in usage_rows(c, MARKDOWN)]
     assert labels.index("From the cache") == labels.index("Calls") + 1
     assert labels.index("Judge calls from the cache") == labels.index("Judge calls") + 1
