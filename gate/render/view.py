@@ -6,7 +6,6 @@ Pure: no I/O. Anything computed from untrusted text here is returned as escaped 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from gate import __version__
 from gate.compare.budgets import cost_change_shown
 from gate.compare.models import CaseChange, Comparison
+from gate.inputs.templates import TemplateSet
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.markdown import Md, code, link, mermaid_label, text
@@ -39,7 +39,7 @@ class RenderContext(BaseModel):
     base_sha: str | None = None
     run_url: str | None = None
     report_hint: str | None = None
-    template_dir: Path | None = None
+    templates: TemplateSet | None = None  # the user's comment templates, as text
 
 
 class Limits(BaseModel):
