@@ -124,12 +124,12 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     template reads from that (`input.question`, `input["lang"]`) count instead. A variable
     the template loops over is a list (`{% for d in docs %}`: an empty one); one it reads keys
     from (`{{ user.name }}`, not a method call such as `name.upper()`) a mapping of them."""
-    import jinja2
-    from jinja2 import meta, nodes
+    from jinja2 import TemplateSyntaxError, meta, nodes
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    try:
-        tree = jinja2.Environment().parse(text)
-    except jinja2.TemplateSyntaxError:
+    try:  # parsed only, never rendered; in the sandbox the prompts render in
+        tree = ImmutableSandboxedEnvironment().parse(text)
+    except TemplateSyntaxError:
         return None
 
     def key_of(node: nodes.Node) -> str | None:
