@@ -23,7 +23,7 @@ from gate.compare.models import Finding
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange
 from gate.flow.request import FlowRequest
-from gate.flow.triggers import relevant_changes, suite_triggers
+from gate.flow.triggers import base_watch, relevant_changes, suite_triggers
 from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
@@ -118,13 +118,14 @@ def validate_head(
 
 
 def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
-    """Change detection: which suites run, and which of them the base's gate.yml has."""
+    """Change detection: which suites run (the head's triggers or the base's `watch`), and
+    which of them the base's gate.yml has."""
     changes = _changes(request)
     root = request.revisions.repo.root
     plans = []
     for suite in request.config.config.suites:
         patterns = suite_triggers(request.config, suite, root)
-        relevant = relevant_changes(changes, patterns)
+        relevant = relevant_changes(changes, patterns, base_watch(baseline.loaded, suite.name))
         skip = None if relevant else _skip_reason(changes, patterns)
         plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
     return plans
