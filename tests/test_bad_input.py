@@ -85,7 +85,7 @@ def test_a_duplicate_id_in_the_prs_case_file_is_exit_2_every_time(tmp_path: Path
          "cases/support.jsonl:1:"),
         ({"gate.yml": "watch: [prompts/**]\nsuites:\n  - name: support\n    cases: nope/*.jsonl\n"
                       "    system: {kind: python, target: 'app.bot:answer'}\n"},
-         "no case files match 'nope/*.jsonl'"),
+         "gate.yml:4: key `cases`: suite 'support': no case files match 'nope/*.jsonl'"),
         ({"gate.yml": "suites:\n  - name: support\n    cases: cases/support.jsonl\n"
                       "    system: {kind: openai, model_config: m.yaml, prompt: p.j2}\n",
           "m.yaml": "model: m\n", "p.j2": 'x\n{% include "../outside.md" %}\n'},

@@ -87,7 +87,7 @@ class PromptSources:
         self, env: Environment, root: Path, path: Path, display: str, mark: Callable[[str], str]
     ) -> None:
         self.root = root.resolve()
-        self.search = [path.resolve().parent, self.root]
+        self.search = list(dict.fromkeys([path.resolve().parent, self.root]))
         self.mark = mark
         top = Source(display, mark(read_utf8(path, display, "prompt template")), path, display)
         self.by_name: dict[str, Source] = {display: top}
