@@ -9,10 +9,12 @@ shortened step by step until the body fits, with a minimal body as the last reso
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import traceback
 from collections.abc import Callable
+from typing import TypeVar
 
 from jinja2 import TemplateError, TemplateSyntaxError
 from jinja2.sandbox import SecurityError
@@ -49,6 +51,7 @@ __all__ = [
 COMMENT_MAX_CHARS = 65_536
 SUMMARY_MAX_BYTES = 1024 * 1024
 SCALES = (1.0, 0.5, 0.25, 0.12, 0.05, 0.0)
+T = TypeVar("T")
 
 
 def comment_marker(suite: str) -> str:
@@ -105,20 +108,25 @@ def _render_within(
     fits: Callable[[str], bool],
 ) -> str:
     """`top` (the gate's own lines) and the template's body, shortened until they fit."""
-    try:
-        template = environment(ctx.templates).get_template(name)
-        for factor in SCALES:
-            scaled = limits.scaled(factor)
-            context = template_context(comparison, ctx, scaled)
-            rendered = template.render(context)
-            body = top(scaled) + (defuse_body(rendered) if ctx.templates else rendered)
-            if fits(body):
-                return body
-    except Exception as exc:
-        if ctx.templates is None and not isinstance(exc, TemplateError):
-            raise  # the built-in templates' own bug: not the user's input
-        raise _template_error(exc, ctx.templates) from None
+    template = _guarded(ctx.templates, lambda: environment(ctx.templates).get_template(name))
+    for factor in SCALES:
+        scaled = limits.scaled(factor)
+        context = template_context(comparison, ctx, scaled)
+        rendered = _guarded(ctx.templates, functools.partial(template.render, context))
+        body = top(scaled) + (defuse_body(rendered) if ctx.templates else rendered)
+        if fits(body):
+            return body
     return top(limits.scaled(0.0)) + minimal_body(ctx)
+
+
+def _guarded(templates: TemplateSet | None, step: Callable[[], T]) -> T:
+    """A step of jinja2's; what goes wrong in a user's template is an `InputError` there."""
+    try:
+        return step()
+    except Exception as exc:
+        if templates is None and not isinstance(exc, TemplateError):
+            raise  # the built-in templates' own bug: not the user's input
+        raise _template_error(exc, templates) from None
 
 
 def _headline(comparison: Comparison) -> Callable[[Limits], str]:
