@@ -1,6 +1,7 @@
 """`gate validate`: lint the config and suites, find what `gate run` would reject (missing
 system files, prompts that do not render for a case, a pythonpath that is not a folder, a
-target that does not import), and check every case's `reference`."""
+target that does not import) and comment templates that do not compile, and check every
+case's `reference`."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from typing import Any
 
 from gate.checks import CheckContext, CheckPlan, plan_checks
 from gate.errors import CheckInfraError, InputError
+from gate.flow.plan import comment_templates
 from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig, load_config
+from gate.render import check_templates
 from gate.report.output import SystemOutput
 from gate.run.preflight import preflight
 from gate.run.runner import status_of
@@ -56,6 +59,12 @@ def rejected(loaded: LoadedConfig, names: list[str], root: Path) -> list[InputEr
     for name in names:
         suite = loaded.config.suite(name)
         problems += preflight(loaded, suite, root, suite_cases(loaded, suite))
+    try:  # the comment templates: read from the checkout, compiled
+        templates = comment_templates(loaded, root)
+        if templates is not None:
+            check_templates(templates)
+    except InputError as exc:
+        problems.append(exc)
     return list({str(p): p for p in problems}.values())  # a shared pythonpath once
 
 
