@@ -157,4 +157,34 @@ def test_wrong_types_are_reported(
 def test_non_object_rows_and_unsupported_files(tmp_path: Path) -> None:
     assert "must be a JSON object" in str(error_for(tmp_path, "s.jsonl", "[1, 2]\n"))
     assert "array of cases" in str(error_for(tmp_path, "s.json", '{"id": "a"}'))
-    assert "unsupported case file" in str(error_for(tmp_path, "s.csv", "id\na\n"))
+    assert "unsupported case file" in str(error_for(tmp_path, "s.tsv", "id\ta\n"))
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("icontains", "here it is `must_include` (case-insensitive)"),
+        ("not-icontains", "here it is `must_not_include`"),
+        ("contains-any", "here it is `contains_any`"),
+        ("is-json", "here it is `json_exact: true`"),
+        ("javascript", "unsupported: write the check in Python and name it in `python`"),
+        ("llm-rubric", "here it is `rubric`"),
+    ],
+)
+def test_other_tools_names_say_what_the_key_is_here(tmp_path: Path, key: str, hint: str) -> None:
+    err = error_for(tmp_path, "s.jsonl", json.dumps({"id": "a", "expect": {key: "x"}}) + "\n")
+    assert (err.line, err.key) == (1, f"expect.{key}")
+    assert "unknown key (another tool's name; " in str(err) and hint in str(err)
+
+
+def test_a_misspelt_new_check_suggests_it(tmp_path: Path) -> None:
+    err = error_for(tmp_path, "s.jsonl", '{"id": "a", "expect": {"containz": ["x"]}}\n')
+    assert "did you mean `contains`" in str(err)
+    err = error_for(tmp_path, "s.jsonl", '{"id": "a", "expect": {"tool_call": [{"name": "f"}]}}\n')
+    assert "here it is `tool_calls`" in str(err)
+    bad = {"id": "a", "expect": {"no_tool_calls": True, "tool_calls": [{"name": "f"}]}}
+    err = error_for(tmp_path, "s.jsonl", json.dumps(bad) + "\n")
+    assert "`no_tool_calls: true` contradicts `tool_calls`" in str(err)
+    bad = {"id": "a", "expect": {"tool_calls": [{"name": "f", "args": {}}]}}
+    err = error_for(tmp_path, "s.jsonl", json.dumps(bad) + "\n")
+    assert err.key == "expect.tool_calls[0].args" and "did you mean `arguments`" in str(err)

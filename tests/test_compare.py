@@ -11,8 +11,9 @@ from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare
 from gate.compare.stats import SIGN_FLIP, mcnemar_exact
 from gate.compare.totals import usage
+from gate.errors import InputError
 from gate.inputs.config import GateConfig
-from gate.inputs.policy import Policy
+from gate.inputs.policy import Policy, parse_severities, policy_value
 from gate.render.reasons import explain
 from gate.report.io import read_report
 from gate.report.summary import summarise
@@ -370,6 +371,19 @@ def test_policy_from_config_with_overrides() -> None:
     override = Policy.from_config(config, threshold=7, block_severities=["minor"])
     assert (override.threshold, override.block_severities) == (7, ["minor"])
     assert override.alpha == 0.01
+
+
+def test_overrides_are_checked_by_the_policy_keys_own_rules() -> None:
+    assert Policy.from_config() == Policy()
+    for text in ("blocker,major", "blocker major", "[blocker, major]", " blocker , major "):
+        assert parse_severities(text, flag="--block-severities") == ["blocker", "major"]
+    assert parse_severities("[]", flag="--block-severities") == []
+    with pytest.raises(InputError, match="key `--block-severities`: unknown severity 'urgent'"):
+        parse_severities("blocker,urgent", flag="--block-severities")
+    assert policy_value("threshold", 0, flag="--threshold") == 0.0
+    for bad in (-0.5, float("nan")):
+        with pytest.raises(InputError, match="key `--threshold`: must be 0 or more"):
+            policy_value("threshold", bad, flag="--threshold")
 
 
 def test_json_has_the_stable_keys(tmp_path: Path) -> None:

@@ -179,6 +179,7 @@ def test_template_dir_from_the_command_line(tmp_path: Path) -> None:
         ("duplicate", "bad.jsonl:3: key `id`: duplicate case id 'a'"),
         ("bad_severity", "key `--block-severities`: unknown severity 'urgent'"),
         ("bad_threshold", "argument --threshold: invalid float value: 'lots'"),
+        ("negative_threshold", "key `--threshold`: must be 0 or more"),
         ("bad_template_dir", "nowhere: key `templates`: template folder not found"),
         ("bad_config", "gate.yml"),
     ],
@@ -204,6 +205,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, setup: str, expected: s
         extra = {
             "bad_severity": ["--block-severities", "blocker,urgent"],
             "bad_threshold": ["--threshold", "lots"],
+            "negative_threshold": ["--threshold", "-1"],
             "bad_template_dir": ["--template-dir", "nowhere"],
             "bad_config": [],
         }[setup]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from helpers.servers.github_api import Fault, GitHubServer
 
-from gate.github.client import GitHubApiError, GitHubClient, RetryPolicy
+from gate.github.client import GITHUB_RETRY, GitHubApiError, GitHubClient
 
 TOKEN = "ghs_client_test_token_0123456789"
 REPO = "octo/app"
@@ -29,7 +30,7 @@ class Sleeps(list[float]):
 
 def client_for(server: GitHubServer, **kwargs: object) -> tuple[GitHubClient, Sleeps]:
     sleeps = Sleeps()
-    policy = kwargs.pop("retry", RetryPolicy(attempts=4, backoff_s=0.5))
+    policy = kwargs.pop("retry", replace(GITHUB_RETRY, max_retries=3, base_s=0.5))
     client = GitHubClient(TOKEN, server.url, retry=policy, sleep=sleeps, **kwargs)  # type: ignore[arg-type]
     return client, sleeps
 
@@ -145,7 +146,7 @@ def test_pagination_refuses_links_to_another_host(server: GitHubServer) -> None:
 def test_connection_refused_is_retried_then_reported() -> None:
     with GitHubServer() as srv:
         url = srv.url
-    client = GitHubClient(TOKEN, url, retry=RetryPolicy(attempts=2, backoff_s=0.01))
+    client = GitHubClient(TOKEN, url, retry=replace(GITHUB_RETRY, max_retries=1, base_s=0.01))
     with pytest.raises(GitHubApiError) as info:
         client.get_json(COMMENTS)
     assert info.value.status is None and "ConnectionError" in str(info.value)

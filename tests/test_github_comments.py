@@ -4,11 +4,12 @@ never duplicated, and one exception per failure."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from helpers.servers.github_api import Fault, GitHubServer
 
-from gate.github.client import GitHubClient, RetryPolicy
+from gate.github.client import GITHUB_RETRY, GitHubClient
 from gate.github.comments import (
     CannotPostComment,
     CannotReadComments,
@@ -35,7 +36,7 @@ def server() -> Iterator[GitHubServer]:
 
 
 def client(server: GitHubServer, token: str = JOB_TOKEN) -> GitHubClient:
-    return GitHubClient(token, server.url, retry=RetryPolicy(attempts=3, backoff_s=0.01))
+    return GitHubClient(token, server.url, retry=replace(GITHUB_RETRY, max_retries=2, base_s=0.01))
 
 
 def body(text: str) -> str:

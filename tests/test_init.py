@@ -249,6 +249,11 @@ def test_a_prompt_that_reads_the_input_object_gets_its_keys(tmp_path: Path) -> N
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
+def gate_step(repo: Path) -> dict:
+    steps = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["gate"]["steps"]
+    return next(s for s in steps if s.get("uses", "").startswith("eval-gate/eval-gate@"))
+
+
 def test_the_workflow_passes_the_key_the_system_reads(tmp_path: Path) -> None:
     """A model config's `provider:` and `api_key_env:`, and a Python app's SDK, decide the
     system's kind and the secret the workflow passes: a wrong one fails the first PR's run."""
@@ -260,14 +265,14 @@ def test_the_workflow_passes_the_key_the_system_reads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     suite = yaml.safe_load((repo / "gate.yml").read_text())["suites"][0]
     assert suite["system"]["kind"] == "anthropic"
-    env = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
+    env = gate_step(repo)["env"]
     assert env == {"HOUSE_KEY": "${{ secrets.HOUSE_KEY }}"}
     app = make_repo(tmp_path / "app", {
         "bot.py": "import anthropic\n\ndef answer(question):\n    return question['q']\n",
     })  # fmt: skip
     done = gate(app, "init")
     assert done.returncode == 0, done.stderr
-    env = yaml.safe_load((app / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
+    env = gate_step(app)["env"]
     assert env == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
 
 
@@ -288,3 +293,67 @@ def test_example_inputs_have_the_shape_the_prompt_reads(tmp_path: Path) -> None:
     }  # fmt: skip
     validated = gate(repo, "validate")
     assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_a_nunjucks_prompt_is_skipped_with_its_reason(tmp_path: Path, server: ModelServer) -> None:
+    """promptfoo's prompts are nunjucks: a filter jinja2 lacks (`load`) is no traceback, the
+    prompt is reported as skipped and the others are used."""
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/weather.txt": "Query: {{ query }}, Location: {{ (context | load).location }}\n",
+        "prompts/broken.j2": "Hello {{ name \n",
+        "prompts/ask.j2": "Question: {{ question }}\n",
+        "config/model.yaml": "model: gpt-4o-mini\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    assert "Traceback" not in out
+    assert (
+        "  skipped prompts/weather.txt: not a jinja2 template: No filter named 'load' (line 1)"
+        in out
+    )
+    assert "  skipped prompts/broken.j2: not a jinja2 template: " in out
+    assert [s["system"]["prompt"] for s in config["suites"]] == ["prompts/ask.j2"]
+    done = gate(repo, "init", "--force", "--prompt", "prompts/weather.txt")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (
+        "prompts/weather.txt: key `--prompt`: not a jinja2 template: No filter named 'load'"
+        in done.stderr
+    )
+    only = make_repo(tmp_path / "only", {
+        "prompts/weather.txt": "{{ (context | load).location }}\n",
+        "config/model.yaml": "model: gpt-4o-mini\n",
+    })  # fmt: skip
+    done = gate(only, "init")
+    assert done.returncode == 2 and "Traceback" not in done.stderr + done.stdout
+    assert "found no prompt template" in done.stderr
+
+
+def test_a_promptfoo_prompt_file_with_separators_is_several_prompts(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/variants.txt": (
+            "Answer briefly: {{ question }}\n---\nYou are a pirate. {{ question }} ({{ tone }})\n"
+            "  ---  \n\n---\nTranslate to {{ language }}: {{ text }}\n"
+        ),
+        "config/model.yaml": "model: gpt-4o-mini\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    prompts = [s["system"]["prompt"] for s in config["suites"]]
+    assert prompts == [f"evals/prompts/variants-{n}.txt" for n in (1, 2, 3)]
+    assert (repo / prompts[0]).read_text() == "Answer briefly: {{ question }}\n"
+    assert (repo / prompts[1]).read_text() == "You are a pirate. {{ question }} ({{ tone }})\n"
+    for name in prompts:
+        assert f"wrote {name}" in out
+    assert "is one of the prompts of prompts/variants.txt, split at ---" in out
+    assert "evals/prompts/**" in config["watch"]
+    cases = {
+        s["name"]: json.loads((repo / s["cases"]).read_text().splitlines()[0])["input"]
+        for s in config["suites"]
+    }
+    assert [sorted(i) for i in cases.values()] == [
+        ["question"],
+        ["question", "tone"],
+        ["language", "text"],
+    ]
+    # each prompt reached the model on its own, never the file with its separators
+    assert not any("---" in json.dumps(e.body) for e in server.log)

@@ -8,16 +8,8 @@ from email.utils import formatdate
 import pytest
 from requests.structures import CaseInsensitiveDict
 
-from gate.providers.backoff import (
-    RetryPolicy,
-    backoff_delay,
-    epoch_reset,
-    is_retryable_status,
-    next_delay,
-    parse_duration,
-    retry_after,
-    server_delay,
-)
+from gate.providers.backoff import is_retryable_status, parse_duration, server_delay
+from gate.retry import RetryPolicy, backoff_delay, epoch_reset, next_delay, retry_after
 
 NOW = 1_800_000_000.0
 
@@ -93,10 +85,11 @@ def test_backoff_doubles_with_jitter_and_is_capped() -> None:
 def test_next_delay_follows_the_server_but_never_past_the_cap() -> None:
     policy = RetryPolicy(max_retries=3, base_s=0.01, max_s=30.0)
     rng = random.Random(1)
-    asked = next_delay(policy, 0, headers(Retry_After="2"), NOW, rng)
-    assert 2.0 <= asked <= 2.0 + 0.21
-    assert next_delay(policy, 0, headers(Retry_After="3600"), NOW, rng) == 30.0
-    assert next_delay(policy, 0, headers(), NOW, rng) <= 0.01
+    asked = next_delay(policy, 0, server_delay(headers(Retry_After="2"), NOW), rng)
+    assert asked is not None and 2.0 <= asked <= 2.0 + 0.21
+    assert next_delay(policy, 0, server_delay(headers(Retry_After="3600"), NOW), rng) == 30.0
+    silent = next_delay(policy, 0, server_delay(headers(), NOW), rng)
+    assert silent is not None and silent <= 0.01
 
 
 @pytest.mark.parametrize("status", [429, 408, 500, 502, 503, 529])

@@ -10,7 +10,7 @@ import pytest
 from helpers.cli import Project, run_gate
 from helpers.servers.model_server import ModelServer
 
-from gate.report.output import SystemOutput, Usage
+from gate.report.output import SystemOutput, ToolCall, Usage
 from gate.systems.base import SystemRequest
 from gate.systems.record import RecordingSystem
 from gate.systems.replay import load_recordings
@@ -25,7 +25,9 @@ class Echo:
         return SystemOutput(
             text=f"{request.case_id}/{request.repeat}",
             usage=Usage(prompt_tokens=2, completion_tokens=1),
-            data={"finish_reason": "stop", "text": "shadowed"},
+            tool_calls=[ToolCall(name="lookup", arguments={"case": request.case_id})],
+            finish_reason="tool_calls",
+            data={"refusal": "none", "text": "shadowed"},
             model="m1",
         )
 
@@ -60,7 +62,9 @@ def test_concurrent_calls_are_all_recorded_and_readable_by_replay(tmp_path: Path
     record = records[("c3-4", 1)]
     assert record.text == "c3-4/1" and record.model == "m1"
     assert record.usage == Usage(prompt_tokens=2, completion_tokens=1)
-    assert record.model_extra == {"finish_reason": "stop"}
+    assert record.tool_calls == [ToolCall(name="lookup", arguments={"case": "c3-4"})]
+    assert record.finish_reason == "tool_calls"
+    assert record.model_extra == {"refusal": "none"}
 
 
 def test_failed_calls_are_not_recorded(tmp_path: Path) -> None:

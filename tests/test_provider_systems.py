@@ -91,7 +91,7 @@ def test_openai_request_shape_output_usage_and_cost(server: ModelServer, checkou
     # the server counts words: 5 + 5 in, 6 out
     assert output.usage == Usage(prompt_tokens=10, completion_tokens=6)
     assert output.cost_usd == pytest.approx((10 * 1.0 + 6 * 4.0) / 1e6)
-    assert output.model == "chat-small" and output.data["finish_reason"] == "stop"
+    assert output.model == "chat-small" and output.finish_reason == "stop"
     assert not output.cached
     system.close()
 

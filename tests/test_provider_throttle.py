@@ -8,9 +8,9 @@ import time
 import pytest
 from helpers.servers.model_server import Faults, ModelServer
 
-from gate.providers.backoff import RetryPolicy
 from gate.providers.throttle import Throttle, ThrottleTimeout
 from gate.providers.transport import Endpoint, Transport
+from gate.retry import RetryPolicy
 
 
 def test_a_429_closes_the_gate_for_every_worker() -> None:

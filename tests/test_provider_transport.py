@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 from helpers.servers.model_server import Faults, ModelServer, Scripted
 
-from gate.providers.backoff import RetryPolicy
 from gate.providers.secrets import Secrets
 from gate.providers.transport import Endpoint, ProviderError, Transport, proxies_for
+from gate.retry import RetryPolicy
 
 KEY = "sk-transport-test-0123456789"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}

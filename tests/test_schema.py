@@ -9,7 +9,7 @@ import pytest
 import yaml
 from helpers.cli import REPO, run_gate
 
-from gate.commands.schema import schema_for
+from gate.inputs.schema import schema_for
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,22 @@ def results(expect: dict, text: str) -> dict[str, bool | None]:
         ({"json": True}, '{"a": 1}', {"json": True}),
         ({"json": True}, "```json\n[1, 2]\n```", {"json": True}),
         ({"json": True}, "{'a': 1}", {"json": False}),
+        ({"json": True}, 'Here is the JSON:\n```json\n{"a": 1}\n```\nDone.', {"json": True}),
+        ({"json": True}, 'Sure! The answer is {"city": "Paris"}. Anything else?', {"json": True}),
+        ({"json": True}, "The list: [1, 2, 3] as asked", {"json": True}),
+        ({"json": True}, "I [think] so {not json}", {"json": False}),
+        ({"json_exact": True}, ' {"a": 1}\n', {"json_exact": True}),
+        ({"json_exact": True}, 'Here: {"a": 1}', {"json_exact": False}),
+        ({"json_exact": True}, '```json\n{"a": 1}\n```', {"json_exact": False}),
+        ({"contains": ["Paris"]}, "Paris is the capital", {"contains:Paris": True}),
+        ({"contains": "Paris"}, "paris is the capital", {"contains:Paris": False}),
+        ({"contains_any": ["Paris", "Lyon"]}, "Lyon, mostly", {"contains_any": True}),
+        ({"contains_any": ["Paris", "Lyon"]}, "lyon or paris", {"contains_any": False}),
+        ({"contains_all": ["Paris", "Lyon"]}, "Paris and Lyon", {"contains_all": True}),
+        ({"contains_all": ["Paris", "Lyon"]}, "Paris and lyon", {"contains_all": False}),
+        ({"starts_with": "Yes"}, "\n Yes, you can.", {"starts_with": True}),
+        ({"starts_with": "Yes"}, "yes, you can.", {"starts_with": False}),
+        ({"starts_with": "Yes"}, "Well, Yes.", {"starts_with": False}),
     ],
 )
 def test_text_check(expect: dict, text: str, expected: dict[str, bool]) -> None:
@@ -84,3 +100,36 @@ def test_failed_check_details_say_why() -> None:
     checks = plan_checks(case.expect).run(SystemOutput(text="the Secret!"), case, CheckContext())
     assert "found at character 4" in checks[0].detail
     assert checks[1].detail == "11 characters"
+
+
+def test_the_new_checks_say_why_they_fail() -> None:
+    case = Case(
+        id="c",
+        task="t",
+        expect=Expect.model_validate(
+            {
+                "contains": ["Paris"],
+                "contains_any": ["Rome", "Oslo"],
+                "contains_all": ["France", "Rome", "Oslo"],
+                "starts_with": "Yes",
+                "json": {"type": "object", "required": ["city"]},
+            }
+        ),
+    )
+    text = 'No: paris is in France. {"town": "x"}'
+    found = plan_checks(case.expect).run(SystemOutput(text=text), case, CheckContext())
+    details = {c.name: c.detail for c in found}
+    assert details == {
+        "contains:Paris": "'Paris' not found (case-sensitive)",
+        "contains_any": "none of 'Rome', 'Oslo' found",
+        "contains_all": "missing 'Rome', 'Oslo'",
+        "starts_with": "starts with 'No: paris is in France…'",
+        "json": "",
+        "json_schema": "(root): 'city' is a required property",
+    }
+    whole = Case(id="w", task="t", expect=Expect.model_validate({"json_exact": True}))
+    (check,) = plan_checks(whole.expect).run(SystemOutput(text="Here: {}"), whole, CheckContext())
+    assert check.detail == "the whole answer is not JSON: Expecting value"
+    prose = Case(id="p", task="t", expect=Expect.model_validate({"json": True}))
+    (check,) = plan_checks(prose.expect).run(SystemOutput(text="none"), prose, CheckContext())
+    assert check.detail.startswith("no JSON value in the output")

@@ -163,3 +163,31 @@ def test_validate_finds_a_target_that_does_not_import(project: Project) -> None:
     assert done.code == 2 and "app has no function 'answer'" in done.err
     project.write("app.py", "def answer(inputs):\n    return 'x'\n")
     assert run_gate("validate", cwd=project.root).code == 0
+
+
+def test_validate_warns_about_a_case_with_no_expectation(project: Project) -> None:
+    project.cases(
+        "c.jsonl",
+        [
+            {"id": "checked", "expect": {"must_include": ["x"]}},
+            {"id": "open", "input": {"q": "anything"}},
+            {"id": "empty-expect", "expect": {"json": False}},
+        ],
+    )
+    project.config({"cases": "c.jsonl", "system": {"kind": "replay", "file": "r.jsonl"}})
+    project.write("r.jsonl", "")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 0, done.err
+    warnings = [line for line in done.err.splitlines() if line.startswith("gate: warning:")]
+    assert warnings == [
+        "gate: warning: c.jsonl:2: case 'open' has no expectation: it passes whatever the system "
+        "answers",
+        "gate: warning: c.jsonl:3: case 'empty-expect' has no expectation: it passes whatever "
+        "the system answers",
+    ]
+    assert "3 cases, 0 with a reference, 0 broken, 2 without an expectation" in done.out
+    as_json = json.loads(run_gate("validate", "--format", "json", cwd=project.root).out)
+    assert as_json["suites"][0]["unchecked"] == [
+        {"id": "open", "where": "c.jsonl:2"},
+        {"id": "empty-expect", "where": "c.jsonl:3"},
+    ]

@@ -1,7 +1,9 @@
 """Turn a case's `expect` into checks and evaluate them on an output.
 
-Deterministic checks (text, then code) run first; the judge runs only when they all hold,
-because a failed deterministic check is never overridden by a judge.
+Deterministic checks (text, tool calls, then code) run first; the team's own Python checks
+run only when they all hold, and the judge only when those hold too: a failed deterministic
+check is never overridden (not even by a Python check that errs, which would make the case an
+`error` instead of a `fail`).
 """
 
 from __future__ import annotations
@@ -11,8 +13,20 @@ from typing import TYPE_CHECKING
 
 from gate.checks.base import Check, CheckContext
 from gate.checks.code import CodeChecks
+from gate.checks.python import PythonCheck
 from gate.checks.rubric import RubricCheck
-from gate.checks.text import Equals, Json, Length, MustInclude, MustNotInclude, Regex
+from gate.checks.text import (
+    Contains,
+    ContainsSome,
+    Equals,
+    Json,
+    Length,
+    MustInclude,
+    MustNotInclude,
+    Regex,
+    StartsWith,
+)
+from gate.checks.tools import NoToolCalls, ToolCallsCheck
 from gate.inputs.expect import Expect
 from gate.report.models import CheckResult, JudgeCall
 
@@ -32,12 +46,21 @@ class Evaluation:
 @dataclass
 class CheckPlan:
     deterministic: list[Check] = field(default_factory=list)
+    python: list[PythonCheck] = field(default_factory=list)
     judge: RubricCheck | None = None
+
+    @property
+    def empty(self) -> bool:
+        """No check at all: the case passes whatever the system answers."""
+        return not (self.deterministic or self.python or self.judge)
 
     def evaluate(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
         results: list[CheckResult] = []
         for check in self.deterministic:
             results.extend(check.run(output, case, ctx))
+        if self.python and all(r.passed for r in results):
+            for own in self.python:
+                results.extend(own.run(output, case, ctx))
         if self.judge is None or not all(r.passed for r in results):
             return Evaluation(results)
         verdict = self.judge.run(output, case, ctx)
@@ -52,6 +75,13 @@ def plan_checks(expect: Expect) -> CheckPlan:
     add = plan.deterministic.extend
     add(MustInclude(n) for n in expect.must_include)
     add(MustNotInclude(n) for n in expect.must_not_include)
+    add(Contains(n) for n in expect.contains)
+    if expect.contains_any:
+        add([ContainsSome(tuple(expect.contains_any), every=False)])
+    if expect.contains_all:
+        add([ContainsSome(tuple(expect.contains_all), every=True)])
+    if expect.starts_with is not None:
+        add([StartsWith(expect.starts_with)])
     add(Regex(p) for p in expect.regex)
     add(Regex(p, negate=True) for p in expect.not_regex)
     if expect.equals is not None:
@@ -60,10 +90,17 @@ def plan_checks(expect: Expect) -> CheckPlan:
         add([Length(expect.max_chars, maximum=True)])
     if expect.min_chars is not None:
         add([Length(expect.min_chars, maximum=False)])
-    if expect.json_ is not None and expect.json_ is not False:
-        add([Json(expect.json_ if isinstance(expect.json_, dict) else None)])
+    if (expect.json_ is not None and expect.json_ is not False) or expect.json_exact:
+        schema = expect.json_ if isinstance(expect.json_, dict) else None
+        add([Json(schema, exact=bool(expect.json_exact))])
+    if expect.tool_calls:
+        exact = expect.tool_calls_order == "exact"
+        add([ToolCallsCheck(tuple(expect.tool_calls), exact=exact)])
+    if expect.no_tool_calls:
+        add([NoToolCalls()])
     if expect.has_code_checks:
         add([CodeChecks()])
+    plan.python = [PythonCheck(t, expect.pass_threshold) for t in expect.python]
     if expect.rubric:
         plan.judge = RubricCheck()
     return plan

@@ -1,7 +1,8 @@
 """The check interface: a check reads a system output and yields named results.
 
 Checks are pure unless they are given a service through `CheckContext` (the sandbox for code
-checks, a judge for rubrics); they never reach for I/O on their own.
+checks and for the team's own Python checks, a judge for rubrics); they never reach for I/O on
+their own.
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ class CodeRunner(Protocol):
         ...
 
 
+class PythonCheckRunner(Protocol):
+    """What `expect.python` checks need: the team's function, run in isolation (see
+    `gate.sandbox`), called with the output and the case as plain data."""
+
+    def call_check(self, target: str, output: dict[str, Any], case: dict[str, Any]) -> Any:
+        """The plain data the check returned; raises `CheckInfraError` saying why there is
+        none (it raised, timed out, did not import, returned something that is not data)."""
+        ...
+
+
 class Judge(Protocol):
     """What rubric checks need from a judge model (see `gate.checks.judge`)."""
 
@@ -47,6 +58,7 @@ class CheckContext:
 
     sandbox: CodeRunner | None = None
     judge: Judge | None = None
+    python: PythonCheckRunner | None = None
 
 
 class Check(Protocol):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gate.checks.base import CheckContext
+from gate.checks.json_find import Found, find_json, parse_whole
 from gate.report.models import CheckResult
 
 if TYPE_CHECKING:
@@ -78,35 +79,84 @@ class Length:
 
 
 @dataclass(frozen=True)
-class Json:
-    schema: dict[str, Any] | None = None
+class Contains:
+    """`contains`: case-sensitive, one result per string (`must_include` ignores case)."""
+
+    needle: str
 
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
-        try:
-            value = json.loads(_strip_fence(output.text))
-        except json.JSONDecodeError as exc:
-            results = [CheckResult(name="json", passed=False, detail=f"not JSON: {exc.msg}")]
-            if self.schema is not None:
-                results.append(CheckResult(name="json_schema", passed=False, detail="not JSON"))
-            return results
-        results = [CheckResult(name="json", passed=True)]
-        if self.schema is not None:
-            import jsonschema  # slow to import; only suites that use schemas pay for it
+        found = self.needle in output.text
+        detail = "" if found else f"{_excerpt(self.needle)!r} not found (case-sensitive)"
+        return [CheckResult(name=f"contains:{self.needle}", passed=found, detail=detail)]
 
-            validator = jsonschema.validators.validator_for(self.schema)(self.schema)
-            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-            detail = ""
-            if error is not None:
-                where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-                detail = f"{where}: {error.message}"
-            results.append(CheckResult(name="json_schema", passed=error is None, detail=detail))
+
+@dataclass(frozen=True)
+class ContainsSome:
+    """`contains_any` (one of them) and `contains_all` (every one), case-sensitive."""
+
+    needles: tuple[str, ...]
+    every: bool
+
+    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+        missing = [n for n in self.needles if n not in output.text]
+        name = "contains_all" if self.every else "contains_any"
+        ok = not missing if self.every else len(missing) < len(self.needles)
+        shown = ", ".join(repr(_excerpt(n, 40)) for n in missing)
+        detail = "" if ok else (f"missing {shown}" if self.every else f"none of {shown} found")
+        return [CheckResult(name=name, passed=ok, detail=detail)]
+
+
+@dataclass(frozen=True)
+class StartsWith:
+    prefix: str
+
+    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+        start = output.text.lstrip()
+        ok = start.startswith(self.prefix)
+        detail = "" if ok else f"starts with {_excerpt(start, len(self.prefix) + 20)!r}"
+        return [CheckResult(name="starts_with", passed=ok, detail=detail)]
+
+
+@dataclass(frozen=True)
+class Json:
+    """`json` (the answer holds JSON: whole, fenced or in prose) or `json_exact` (the whole
+    answer is JSON); with a schema, the value found must match it."""
+
+    schema: dict[str, Any] | None = None
+    exact: bool = False
+
+    def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
+        name = "json_exact" if self.exact else "json"
+        found, problem = self._value(output.text)
+        if found is None:
+            results = [CheckResult(name=name, passed=False, detail=problem)]
+            if self.schema is not None:
+                results.append(CheckResult(name="json_schema", passed=False, detail="no JSON"))
+            return results
+        results = [CheckResult(name=name, passed=True)]
+        if self.schema is not None:
+            results.append(_schema_result(self.schema, found.value))
         return results
 
+    def _value(self, text: str) -> tuple[Found | None, str]:
+        if self.exact:
+            try:
+                return Found(parse_whole(text), "the whole answer"), ""
+            except ValueError as exc:
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                return None, f"the whole answer is not JSON: {reason}"
+        found = find_json(text)
+        detail = "no JSON value in the output (whole, in a ```json fence or in the prose)"
+        return found, "" if found else detail
 
-_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
 
+def _schema_result(schema: dict[str, Any], value: Any) -> CheckResult:
+    import jsonschema  # slow to import; only suites that use schemas pay for it
 
-def _strip_fence(text: str) -> str:
-    """Models often wrap JSON in a ```json fence; the content is what counts."""
-    match = _FENCE.match(text)
-    return match.group(1) if match else text
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    detail = ""
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        detail = f"{where}: {error.message}"
+    return CheckResult(name="json_schema", passed=error is None, detail=detail)

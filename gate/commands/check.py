@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.commands.compare import terminal_default, use_colour
+from gate.commands.output import terminal_default, use_colour
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
+from gate.inputs.policy import policy_value
 from gate.render.preview import terminal_text
 from gate.render.values import pct, pts
 
@@ -87,8 +88,8 @@ def write_preview(path: Path, markdown: str) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     config = Path(args.config)
-    if args.threshold is not None and args.threshold < 0:
-        raise InputError("must be zero or more points", key="--threshold")
+    if args.threshold is not None:  # exit 2 before anything runs
+        policy_value("threshold", args.threshold, flag="--threshold")
     exit_on_sigterm()
     outcomes = run_check(
         config.resolve().parent,

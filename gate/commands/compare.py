@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from gate.commands.output import terminal_default, use_colour
 from gate.compare.models import EXIT_CODES
 from gate.compare.pairing import compare
-from gate.errors import InputError
 from gate.inputs.config import load_config
-from gate.inputs.policy import SEVERITIES, Policy
+from gate.inputs.policy import Policy, parse_severities, policy_value
 from gate.inputs.templates import read_template_folder
 from gate.render import (
     RenderContext,
@@ -30,15 +29,6 @@ from gate.report.io import read_report
 from gate.run.provenance import find_repo_root
 
 FORMATS = ("markdown", "summary", "json", "junit", "text")
-
-
-def terminal_default(out: str | None = None) -> str:
-    """`text` for a person at a terminal, `markdown` for a pipe, a file or a script."""
-    return "text" if out is None and sys.stdout.isatty() else "markdown"
-
-
-def use_colour() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
 def add_parser(sub: Any) -> None:
@@ -83,37 +73,20 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _severities(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    items = [part.strip() for part in value.split(",") if part.strip()]
-    unknown = sorted(set(items) - set(SEVERITIES))
-    if unknown:
-        raise InputError(
-            f"unknown severity {unknown[0]!r}; use blocker, major or minor",
-            key="--block-severities",
-        )
-    return items
-
-
 def _policy_and_templates(args: argparse.Namespace) -> tuple[Policy, Path | None]:
+    threshold = args.threshold
+    if threshold is not None:
+        threshold = policy_value("threshold", threshold, flag="--threshold")
+    severities = args.block_severities
+    if severities is not None:
+        severities = parse_severities(severities, flag="--block-severities")
     config_path = args.config or ("gate.yml" if Path("gate.yml").is_file() else None)
-    severities = _severities(args.block_severities)
-    if args.threshold is not None and args.threshold < 0:
-        raise InputError("must be zero or more points", key="--threshold")
+    loaded = load_config(config_path) if config_path is not None else None
+    keys = loaded.config if loaded is not None else None
+    policy = Policy.from_config(keys, threshold=threshold, block_severities=severities)
     template_dir = Path(args.template_dir) if args.template_dir else None
-    if config_path is None:
-        policy = Policy()
-        if args.threshold is not None:
-            policy = policy.model_copy(update={"threshold": args.threshold})
-        if severities is not None:
-            policy = policy.model_copy(update={"block_severities": severities})
-        return policy, template_dir
-    loaded = load_config(config_path)
-    config = loaded.config
-    if template_dir is None and config.templates:
-        template_dir = loaded.base_dir / config.templates
-    policy = Policy.from_config(config, threshold=args.threshold, block_severities=severities)
+    if template_dir is None and loaded is not None and loaded.config.templates:
+        template_dir = loaded.base_dir / loaded.config.templates
     return policy, template_dir
 
 

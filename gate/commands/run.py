@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gate.commands.output import describe
 from gate.errors import InputError
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
-from gate.report.models import JudgeUsage, Summary
+from gate.report.models import Summary
 from gate.run.side import RunRequest, run_side
 
 ALL_ERRORED = 3  # the same code as an error verdict
@@ -55,36 +56,6 @@ def add_parser(sub: Any) -> None:
         "redacted (id, outcome, cost), so --out can be uploaded",
     )
     p.set_defaults(handler=handle)
-
-
-def describe(summary: Summary, path: Path) -> str:
-    rate = "no case" if summary.pass_rate is None else f"{summary.pass_rate:.2f}%"
-    return (
-        f"{summary.meta.suite}: {summary.passed}/{summary.n} passed ({rate})"
-        f", {summary.failed} failed, {summary.errors} errors"
-        + (f", {summary.needs_review} need review" if summary.needs_review else "")
-        + judge_part(summary.judge)
-        + "".join(retries_part(role, counts) for role, counts in summary.http.items())
-        + f" -> {path}"
-    )
-
-
-def retries_part(role: str, counts: dict[str, int]) -> str:
-    if not counts.get("retries"):
-        return ""
-    limited = counts.get("rate_limited", 0)
-    return f"; {role} retried {counts['retries']} times" + (
-        f" ({limited} x 429)" if limited else ""
-    )
-
-
-def judge_part(judge: JudgeUsage | None) -> str:
-    if judge is None:
-        return ""
-    cost = f", ${judge.cost_usd:.4f}" if judge.cost_usd is not None else ""
-    return (
-        f"; judge {judge.calls} calls ({judge.cached} cached), {judge.tokens.total:,} tokens{cost}"
-    )
 
 
 def handle(args: argparse.Namespace) -> int:

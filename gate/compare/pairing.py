@@ -27,6 +27,7 @@ from gate.report.models import (
     RunMeta,
     rate,
 )
+from gate.report.output import readable_output
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
@@ -55,9 +56,10 @@ def _base_details(base: CaseResult | None) -> dict:
     """The base's side of a case, to set against the head's."""
     if base is None:
         return {}
+    shown = readable_output(base.output, base.tool_calls)
     return {
-        "base_output": _excerpt(base.output, EXCERPT_CHARS),
-        "base_output_chars": len(base.output or ""),
+        "base_output": _excerpt(shown, EXCERPT_CHARS),
+        "base_output_chars": len(shown or ""),
         "base_failed_checks": [_short_check(c) for c in base.failed_checks[:MAX_CHECKS]],
         "base_rubric": _rubric(base),
     }
@@ -65,13 +67,14 @@ def _base_details(base: CaseResult | None) -> dict:
 
 def _details(source: CaseResult, base: CaseResult | None, head: CaseResult | None) -> dict:
     """What a reader needs to see why a case fails; never kept for held-out cases."""
+    shown = readable_output(source.output, source.tool_calls)
     return {
         **_base_details(base),
         "head_rubric": _rubric(head),
         "failed_checks": [_short_check(c) for c in source.failed_checks[:MAX_CHECKS]],
         "review_checks": [_short_check(c) for c in source.checks if c.passed is None][:MAX_CHECKS],
-        "output": _excerpt(source.output, EXCERPT_CHARS),
-        "output_chars": len(source.output or ""),
+        "output": _excerpt(shown, EXCERPT_CHARS),
+        "output_chars": len(shown or ""),
         "error": _excerpt(head.error if head else None, DETAIL_CHARS),
         "base_error": _excerpt(base.error if base else None, DETAIL_CHARS),
         "file": source.file,

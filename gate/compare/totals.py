@@ -48,13 +48,14 @@ def totals(results: list[CaseResult], repeats: int) -> SideTotals:
 def usage(results: Iterable[CaseResult]) -> SideUsage:
     """Every call counts: with repeats, each attempt's tokens, cost and latency."""
     latencies: list[float] = []
-    prompt = completion = calls = 0
+    prompt = completion = calls = cached = 0
     cost: float | None = None
     judges: list[JudgeUsage | None] = []
     for result in results:
         judges.append(result.judge)
         for source in calls_of(result):
             calls += 1
+            cached += int(source.cached)
             prompt += source.prompt_tokens
             completion += source.completion_tokens
             if source.cost_usd is not None:
@@ -63,6 +64,7 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
                 latencies.append(source.latency_ms)
     return SideUsage(
         calls=calls,
+        cached_calls=cached,
         tokens_prompt=prompt,
         tokens_completion=completion,
         tokens_total=prompt + completion,
@@ -80,6 +82,7 @@ def _judge_usage(judge: JudgeUsage | None) -> dict[str, Any]:
         "judge_calls": judge.calls,
         "judge_tokens": judge.tokens.total,
         "judge_cost_usd": judge.cost_usd,
+        "judge_cached": judge.cached,
     }
 
 

@@ -28,6 +28,7 @@ from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
 from gate.inputs.templates import TemplateSet, read_template_folder
+from gate.providers.cache import resolve_cache_dir
 from gate.providers.prompts import ChatPrompt
 from gate.render import RenderContext, check_templates
 from gate.run.preflight import pythonpath_problems, system_files_problems
@@ -138,13 +139,21 @@ def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
     return f"no watched file changed ({len(changes)} changed; watching {shown})"
 
 
+def cache_dir(request: FlowRequest) -> Path:
+    """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
+    root = request.revisions.repo.root
+    return resolve_cache_dir(request.config.config.cache.dir, request.io.environ, root)
+
+
 def _changes(request: FlowRequest) -> list[FileChange]:
     revisions = request.revisions
     repo = revisions.repo
     head = revisions.head_sha
     since = repo.merge_base(revisions.base_sha, head or "HEAD", fetch=revisions.fetch)
     changes = repo.changed_files(since, head)
-    out_rel = relative_posix(request.io.out_dir, repo.root)
-    if out_rel:  # our own reports are never a change (gate check runs in the working tree)
-        changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
+    # Our own reports and the response cache are never a change, even when committed or not
+    # ignored (gate check runs in the working tree).
+    own = [relative_posix(path, repo.root) for path in (request.io.out_dir, cache_dir(request))]
+    for rel in filter(None, own):
+        changes = [c for c in changes if not any(p.startswith(rel + "/") for p in c.paths)]
     return changes

@@ -27,14 +27,13 @@ from typing import Any, TextIO, TypeVar
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.flow.git import GitRepo
 from gate.flow.judging import SuiteRun, judge
-from gate.flow.plan import FlowPlan, SuitePlan, plan_flow
+from gate.flow.plan import FlowPlan, SuitePlan, cache_dir, plan_flow
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sides import Side, run_sides, side_env
 from gate.flow.system_diff import with_system_diff
 from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
-from gate.providers.cache import default_cache_dir
 from gate.render import RenderContext, render_comment, render_summary
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
@@ -106,9 +105,9 @@ def run_planned(
     runnable = plan.runnable
     if not runnable:
         return {}
-    repo, environ = plan.request.revisions.repo, plan.request.io.environ
+    repo = plan.request.revisions.repo
     with repo.worktree(plan.request.revisions.base_sha) as base_root:
-        env = side_env(repo.subprocess_env(), default_cache_dir(environ))
+        env = side_env(repo.subprocess_env(), cache_dir(plan.request))
         return {s.name: then(s, _run_suite(plan, s, base_root, env, shard)) for s in runnable}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,12 +17,16 @@ import requests
 
 from gate import __version__
 from gate.errors import GateError
-from gate.providers.backoff import epoch_reset, retry_after
+from gate.retry import Failed, GaveUp, RetryPolicy, call_with_retries, epoch_reset, retry_after
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
 SERVER_ERRORS = frozenset({500, 502, 503, 504})
 SAFE_METHODS = frozenset({"GET", "HEAD", "PATCH", "PUT", "DELETE"})
+SECONDARY_LIMIT_WAIT_S = 60.0  # GitHub's advice when a rate limit comes without headers
+# One job's calls, one at a time: no jitter. A limit beyond the cap resets at a fixed time, so
+# retrying sooner cannot help: fail instead of hanging.
+GITHUB_RETRY = RetryPolicy(max_retries=4, base_s=1.0, max_s=120.0, jitter=False, over_cap="give_up")
 
 
 class GitHubApiError(GateError):
@@ -38,13 +41,6 @@ class GitHubApiError(GateError):
         super().__init__(f"GitHub API {method} {url}: {code}: {message}")
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 5
-    backoff_s: float = 1.0
-    max_wait_s: float = 120.0
-
-
 def _message(response: requests.Response) -> str:
     try:
         body = response.json()
@@ -55,29 +51,26 @@ def _message(response: requests.Response) -> str:
     return response.reason or ""
 
 
-def retry_delay(
-    response: requests.Response, attempt: int, now: float, policy: RetryPolicy
-) -> float | None:
-    """Seconds to wait before retrying this response, or None when it must not be retried."""
+def failure_of(response: requests.Response, now: float, idempotent: bool) -> Failed:
+    """An error answer: server errors are retried when the request may be repeated; rate limits
+    (403 or 429 with `Retry-After`, or `x-ratelimit-remaining: 0` and `x-ratelimit-reset`, or a
+    secondary limit without headers) always, after the wait GitHub asks for."""
     status = response.status_code
-    headers = response.headers
-    backoff = policy.backoff_s * 2**attempt
+    message = _message(response)
     if status in SERVER_ERRORS:
-        return backoff
+        return Failed(message, retry=idempotent, status=status)
     if status not in (403, 429):
-        return None
+        return Failed(message, status=status)
+    headers = response.headers
     asked = headers.get("retry-after")
     wait = retry_after(asked, now) if asked is not None else None
-    if wait is not None:
-        return wait
     reset = headers.get("x-ratelimit-reset")
-    wait = epoch_reset(reset, now) if reset is not None else None
-    if headers.get("x-ratelimit-remaining") == "0" and wait is not None:
-        return wait + 1.0
-    if status == 429 or "secondary rate limit" in _message(response).lower():
-        # GitHub's advice without headers: wait at least a minute.
-        return max(backoff, 60.0)
-    return None
+    if wait is None and reset is not None and headers.get("x-ratelimit-remaining") == "0":
+        until = epoch_reset(reset, now)
+        wait = until + 1.0 if until is not None else None
+    if wait is None and (status == 429 or "secondary rate limit" in message.lower()):
+        wait = SECONDARY_LIMIT_WAIT_S
+    return Failed(message, retry=wait is not None, asked_s=wait, status=status)
 
 
 class GitHubClient:
@@ -93,7 +86,7 @@ class GitHubClient:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.api_url = api_url.rstrip("/")
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or GITHUB_RETRY
         self.timeout_s = timeout_s
         self.session = session or requests.Session()
         self.session.headers.update(
@@ -131,26 +124,22 @@ class GitHubClient:
         method = method.upper()
         url = self.url(path_or_url)
         idempotent = method in SAFE_METHODS if retry_server_errors is None else retry_server_errors
-        for attempt in range(self.retry.attempts):
-            last = attempt == self.retry.attempts - 1
+
+        def attempt(_: int) -> requests.Response | Failed:
             try:
                 response = self.session.request(
                     method, url, params=params, json=json, timeout=self.timeout_s
                 )
             except (requests.ConnectionError, requests.Timeout) as exc:
-                if last or not idempotent:
-                    raise GitHubApiError(method, url, None, type(exc).__name__) from None
-                self._sleep(self.retry.backoff_s * 2**attempt)
-                continue
+                return Failed(type(exc).__name__, retry=idempotent)
             if response.status_code < 400:
                 return response
-            delay = retry_delay(response, attempt, self._clock(), self.retry)
-            if response.status_code in SERVER_ERRORS and not idempotent:
-                delay = None
-            if delay is None or last or delay > self.retry.max_wait_s:
-                raise GitHubApiError(method, url, response.status_code, _message(response))
-            self._sleep(delay)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+            return failure_of(response, self._clock(), idempotent)
+
+        def give_up(gave_up: GaveUp) -> GitHubApiError:
+            return GitHubApiError(method, url, gave_up.failed.status, gave_up.failed.reason)
+
+        return call_with_retries(attempt, self.retry, give_up, sleep=self._sleep)
 
     def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
         return self.request("GET", path, params=params).json()

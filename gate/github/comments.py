@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from gate.errors import GateError
 from gate.github.client import SERVER_ERRORS, GitHubApiError, GitHubClient
+from gate.retry import Failed, GaveUp, call_with_retries
 
 PER_PAGE = 100
 MAX_BODY = 65_536
@@ -137,7 +139,8 @@ def upsert_comment(
         raise CannotPostComment(
             f"comment body has {len(body)} characters, GitHub allows {MAX_BODY}"
         )
-    for attempt in range(attempts):
+
+    def attempt(_: int) -> Upserted | Failed:
         existing = pick_comment(list_comments(client, target), marker, author)
         if existing is not None and existing.body == body:
             return Upserted(action="unchanged", comment=existing)
@@ -146,15 +149,17 @@ def upsert_comment(
         try:
             written = _write(client, target, body, existing)
         except GitHubApiError as exc:
-            transient = exc.status is None or exc.status in SERVER_ERRORS
-            if transient and attempt < attempts - 1:
-                sleep(client.retry.backoff_s * 2**attempt)
-                continue
             verb = "edit" if existing else "create"
-            raise CannotPostComment(
+            return Failed(
                 f"cannot {verb} the comment on #{target.issue_number}: "
                 f"{exc.status or 'no response'} {exc.reason}",
-                exc.status,
-            ) from None
+                retry=exc.status is None or exc.status in SERVER_ERRORS,
+                status=exc.status,
+            )
         return Upserted(action="updated" if existing else "created", comment=written)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def give_up(gave_up: GaveUp) -> CannotPostComment:
+        return CannotPostComment(gave_up.failed.reason, gave_up.failed.status)
+
+    policy = replace(client.retry, max_retries=attempts - 1)
+    return call_with_retries(attempt, policy, give_up, sleep=sleep)

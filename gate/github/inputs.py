@@ -7,7 +7,6 @@ default. A bad value is an input error naming the input (exit code 2).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
@@ -15,7 +14,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from gate.errors import InputError
-from gate.inputs.policy import SEVERITIES, Severity
+from gate.inputs.policy import Severity, parse_severities, policy_value
 from gate.inputs.shard import Shard
 
 CommentMode = Literal["always", "on-change", "never"]
@@ -32,7 +31,7 @@ class ActionInputs(BaseModel):
 
     config: str = "gate.yml"
     github_token: SecretStr | None = None
-    threshold: float | None = Field(None, ge=0)
+    threshold: float | None = None  # checked by the policy key's own rule when read
     block_severities: list[Severity] | None = None
     base_ref: str | None = None
     comment: CommentMode = "on-change"
@@ -106,21 +105,20 @@ def _threshold(value: str | None) -> float | None:
         number = float(value)
     except ValueError:
         raise _bad("threshold", f"must be a number of points, got {value!r}") from None
-    if not number >= 0:
-        raise _bad("threshold", f"must be 0 or more, got {value!r}")
-    return number
+    try:
+        threshold: float = policy_value("threshold", number, flag="threshold")
+    except InputError as exc:
+        raise _bad("threshold", f"{exc.message}, got {value!r}") from None
+    return threshold
 
 
 def _severities(value: str | None) -> list[Severity] | None:
     if value is None:
         return None
-    items = [s for s in re.split(r"[\s,]+", value.strip("[]")) if s]
-    unknown = [s for s in items if s not in SEVERITIES]
-    if unknown:
-        raise _bad(
-            "block-severities", f"has unknown severity {unknown[0]!r}; use {', '.join(SEVERITIES)}"
-        )
-    return items  # type: ignore[return-value]
+    try:
+        return parse_severities(value, flag="block-severities")
+    except InputError as exc:
+        raise _bad("block-severities", f"has {exc.message}") from None
 
 
 def _mode(value: str | None) -> ActionMode:

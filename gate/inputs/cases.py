@@ -1,8 +1,10 @@
-"""Eval cases: both published formats, from .jsonl, .json and .yaml files, with line numbers.
+"""Eval cases: both published formats, from .jsonl, .json and .yaml files, and CSV files (see
+`gate.inputs.csv_cases`), with line numbers.
 
 Format A: `{id, task?, severity?, heldout?, input, expect, reference?}`.
 Format B: `{id, prompt, test_code, reference?}` (a domain code benchmark); it becomes a case
 whose input is `{"prompt": ...}` and whose `expect.test_code` is the test code.
+A CSV row becomes a format A case: its columns are the input, `__expected` columns the checks.
 """
 
 from __future__ import annotations
@@ -16,17 +18,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
-from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code
+from gate.inputs.csv_cases import csv_records
+from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hint
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
-from gate.inputs.sourcemap import Locator, load_yaml, validation_error
+from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 from gate.inputs.text_files import read_utf8
 
-CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
+CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
 
 class CaseRecord(BaseModel):
-    """A case as written in a file (either format)."""
+    """A case as written in a file (either format). A CSV row maps onto format A: the columns
+    `id`, `task`, `severity`, `heldout`, `reference`; the `__expected` columns (promptfoo's
+    `type: value`) are `expect`; every other column is a string in `input` (docs/cases.md)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -80,7 +85,7 @@ class Case(BaseModel):
         return {**self.input, "id": self.id}
 
 
-VOCABULARY = [*CaseRecord.model_fields, *EXPECT_KEYS]
+VOCABULARY = sorted(known_fields(CaseRecord) | set(EXPECT_KEYS))
 
 
 def _normalise(record: CaseRecord, *, task: str, file: str, line: int) -> Case:
@@ -121,10 +126,20 @@ def parse_case(
         record = CaseRecord.model_validate(data)
     except ValidationError as err:
         sub = Locator(_sub_node(locator, prefix)) if locator else None
-        raise validation_error(
+        error = validation_error(
             err, file=display, data=data, locator=sub, line=line, vocabulary=VOCABULARY
-        ) from None
+        )
+        raise _with_foreign_hint(error) from None
     return _normalise(record, task=file.stem, file=display, line=line)
+
+
+def _with_foreign_hint(error: InputError) -> InputError:
+    """`expect.icontains` is promptfoo's name for `must_include`: say so."""
+    key = error.key or ""
+    hint = foreign_hint(key.removeprefix("expect.")) if key.startswith("expect.") else None
+    if hint is None or not error.message.startswith("unknown key"):
+        return error
+    return InputError(hint, file=error.file, line=error.line, key=error.key)
 
 
 def _sub_node(locator: Locator | None, prefix: tuple[str | int, ...]) -> Any:
@@ -167,6 +182,14 @@ def _records_json_array(text: str, display: str) -> Iterator[tuple[Any, int]]:
         pos = end
 
 
+def _csv_cases(text: str, path: Path, display: str) -> Iterator[Case]:
+    for data, at in csv_records(text, display, path.stem):
+        try:
+            yield parse_case(data, file=path, display=display, line=at.row.line)
+        except InputError as exc:  # a column's value: name the column and the row
+            raise at.error(exc.message, exc.key) from None
+
+
 def load_case_file(path: Path, display: str) -> list[Case]:
     text = read_utf8(path, display, "case file")
     suffix = path.suffix.lower()
@@ -180,6 +203,8 @@ def load_case_file(path: Path, display: str) -> list[Case]:
             parse_case(data, file=path, display=display, line=line)
             for data, line in _records_json_array(text, display)
         ]
+    if suffix == ".csv":
+        return list(_csv_cases(text, path, display))
     if suffix in (".yaml", ".yml"):
         data, locator = load_yaml(text, display)
         if data is None:

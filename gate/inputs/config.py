@@ -147,12 +147,21 @@ class Price(ClosedModel):
 
 class CacheConfig(ClosedModel):
     enabled: bool = True
-    dir: str | None = Field(None, description="Default: $GATE_CACHE_DIR or ~/.cache/eval-gate")
+    dir: str | None = Field(
+        None,
+        description="Default: $GATE_CACHE_DIR, else .eval-gate/cache in the Action's workspace, "
+        "else ~/.cache/eval-gate; a relative path is relative to the repository root",
+    )
+    keep_days: float = Field(
+        7, gt=0, description="The Action deletes answers that no run read for this many days"
+    )
 
 
 class SuiteConfig(ClosedModel):
     name: str = "default"
-    cases: str | list[str] = Field(description="File, glob or list of them (relative to config)")
+    cases: str | list[str] = Field(
+        description="File, glob or list of them (relative to config): .jsonl, .json, .yaml, .csv"
+    )
     system: SystemConfig
     watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
 

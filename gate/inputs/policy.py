@@ -7,10 +7,14 @@ or the Action's inputs may override a key. In the PR flow the policy is the base
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
+
+from gate.errors import InputError
 
 Severity = Literal["blocker", "major", "minor"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
@@ -62,17 +66,20 @@ class PolicyKeys(BaseModel):
 
 
 class Policy(PolicyKeys):
-    """The policy a comparison is judged by."""
+    """The policy a comparison is judged by; built by `from_config` (the gate's code builds no
+    other way)."""
 
     @classmethod
     def from_config(
         cls,
-        keys: PolicyKeys,
+        keys: PolicyKeys | None = None,
         *,
         threshold: float | None = None,
         block_severities: Sequence[str] | None = None,
     ) -> Policy:
-        """The policy of a config, with the command line's or the Action's overrides."""
+        """The policy of a config (the defaults without one), with the command line's or the
+        Action's overrides."""
+        keys = keys or PolicyKeys()
         fields = {name: getattr(keys, name) for name in PolicyKeys.model_fields}
         if threshold is not None:
             fields["threshold"] = threshold
@@ -87,3 +94,29 @@ class Policy(PolicyKeys):
             for name in PolicyKeys.model_fields
             if getattr(self, name) != getattr(other, name)
         }
+
+
+def policy_value(key: str, value: object, *, flag: str) -> Any:
+    """`value` as the policy key `key` takes it, checked by that key's own rule (its `Field`
+    above): an override of the command line or the Action, checked before anything runs. An
+    input error naming `flag` when it breaks the rule."""
+    try:
+        return getattr(PolicyKeys.model_validate({key: value}), key)
+    except ValidationError as err:
+        raise InputError(_in_words(err.errors()[0]), key=flag) from None
+
+
+def parse_severities(text: str, *, flag: str) -> list[Severity]:
+    """The one reader of severities written as text (`gate compare --block-severities`, the
+    Action's `block-severities`): `blocker,major`, `blocker major` or `[blocker, major]`."""
+    names = [name for name in re.split(r"[\s,]+", text.strip().strip("[]")) if name]
+    severities: list[Severity] = policy_value("block_severities", names, flag=flag)
+    return severities
+
+
+def _in_words(error: ErrorDetails) -> str:
+    if error["loc"][0] == "block_severities" and error["type"] == "literal_error":
+        return f"unknown severity {error['input']!r}; use blocker, major or minor"
+    if error["type"] == "greater_than_equal":
+        return f"must be {error.get('ctx', {}).get('ge', 0):g} or more"
+    return error["msg"]

@@ -8,9 +8,10 @@ from gate.errors import InputError
 
 
 def decode_utf8(data: bytes, display: str) -> str:
-    """`data` as UTF-8; an undecodable byte is an `InputError` at its line and column."""
+    """`data` as UTF-8 with universal newlines (as `Path.read_text` reads it); an undecodable
+    byte is an `InputError` at its line and column."""
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1

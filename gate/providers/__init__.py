@@ -1,10 +1,10 @@
 """How the gate talks to model providers over HTTP. Below `systems` (whose `chat` kinds and the
 judge use it); never imports them.
 
-- `transport`: one pooled `requests.Session` per provider, retries with backoff, and the shared
-  `throttle` that slows the whole run down when the provider answers 429;
-- `backoff`: pure retry-delay arithmetic (exponential with jitter, `Retry-After` and the
-  providers' rate-limit reset headers);
+- `transport`: one pooled `requests.Session` per provider, retried by `gate.retry`'s loop, and
+  the shared `throttle` that slows the whole run down when the provider answers 429;
+- `backoff`: what a provider asks us to wait (its rate-limit reset headers) and which answers
+  are worth retrying (pure);
 - `cache`: the on-disk response cache keyed by a hash of the exact request;
 - `wire_formats`: the OpenAI chat-completions and Anthropic Messages wire formats (pure);
 - `client`: the cache in front of the transport, for one endpoint;

@@ -1,17 +1,17 @@
-"""Retry delays: exponential backoff with jitter, and what the provider asks us to wait.
+"""What a model provider asks us to wait, and which of its answers are worth retrying.
 
-Pure functions: the clock and the random source are passed in. The one parser of the
-retry headers (`Retry-After`, the rate-limit resets) for the providers' and GitHub's clients.
+Pure functions of the headers and the clock. `Retry-After` is read by `gate.retry` (GitHub's
+client reads it too); here are the providers' own: `retry-after-ms`, OpenAI's reset durations
+of whichever limit ran out, Anthropic's RFC 3339 reset times.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from email.utils import parsedate_to_datetime
+
+from gate.retry import retry_after, seconds_until
 
 RETRY_STATUSES = frozenset({408, 429})
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -29,25 +29,8 @@ ANTHROPIC_RESETS = (
 )
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 5
-    base_s: float = 1.0
-    max_s: float = 60.0
-
-    @property
-    def attempts(self) -> int:
-        return self.max_retries + 1
-
-
 def is_retryable_status(status: int) -> bool:
     return status in RETRY_STATUSES or status >= 500
-
-
-def backoff_delay(policy: RetryPolicy, retry: int, rng: random.Random) -> float:
-    """Equal jitter: half of the exponential step is fixed, half random (retry counts from 0)."""
-    step = min(policy.max_s, policy.base_s * (2**retry))
-    return step / 2 + rng.uniform(0, step / 2)
 
 
 def parse_duration(text: str) -> float | None:
@@ -63,38 +46,9 @@ def parse_duration(text: str) -> float | None:
     return sum(float(n) * _UNIT_S[u] for n, u in parts)
 
 
-def _until(moment: datetime, now: float) -> float | None:
-    """Seconds from `now` to `moment`; a time without a zone says nothing."""
-    return None if moment.tzinfo is None else max(moment.timestamp() - now, 0.0)
-
-
-def _http_date_delay(text: str, now: float) -> float | None:
-    try:
-        return _until(parsedate_to_datetime(text), now)
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
 def _iso_delay(text: str, now: float) -> float | None:
     try:
-        return _until(datetime.fromisoformat(text.strip().replace("Z", "+00:00")), now)
-    except ValueError:
-        return None
-
-
-def retry_after(value: str, now: float) -> float | None:
-    """`Retry-After`: delta seconds or an HTTP date (the GitHub client reads it too)."""
-    value = value.strip()
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        return _http_date_delay(value, now)
-
-
-def epoch_reset(value: str, now: float) -> float | None:
-    """GitHub's `x-ratelimit-reset`: the epoch second at which the limit resets."""
-    try:
-        return max(float(value) - now, 0.0)
+        return seconds_until(datetime.fromisoformat(text.strip().replace("Z", "+00:00")), now)
     except ValueError:
         return None
 
@@ -121,20 +75,3 @@ def server_delay(headers: Mapping[str, str], now: float) -> float | None:
     resets += [_iso_delay(headers[name], now) for name in ANTHROPIC_RESETS if name in headers]
     known = [r for r in resets if r is not None]
     return max(known) if known else None
-
-
-def next_delay(
-    policy: RetryPolicy,
-    retry: int,
-    headers: Mapping[str, str],
-    now: float,
-    rng: random.Random,
-) -> float:
-    """The wait before retry number `retry`: the server's word when it gave one, else backoff.
-
-    A small jitter on top of the server's delay keeps waiting workers from all waking together.
-    """
-    asked = server_delay(headers, now)
-    if asked is None:
-        return min(backoff_delay(policy, retry, rng), policy.max_s)
-    return min(asked + rng.uniform(0, 0.1 * asked + 0.01), policy.max_s)

@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from gate.providers.backoff import RetryPolicy
 from gate.providers.cache import ResponseCache, cache_key
 from gate.providers.transport import Endpoint, ProviderError, Transport
 from gate.providers.wire_formats import ChatFormat, Message, Reply
+from gate.retry import RetryPolicy
 
 
 class ConnectionSettings(Protocol):

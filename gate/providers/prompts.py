@@ -161,6 +161,7 @@ class ChatPrompt:
     def __init__(self, root: Path, model_config: str, prompt: str, key: str) -> None:
         config_path = _checkout_file(root, model_config, f"{key}.model_config")
         self.settings, locator = load_model_settings(config_path, model_config)
+        self.locator = locator  # where the model config's keys are, for later errors
         self.files = [config_path]
         self.system: PromptTemplate | None = None
         if self.settings.system is not None:

@@ -1,4 +1,4 @@
-"""One pooled HTTP session per provider; retries with backoff, through the shared throttle.
+"""One pooled HTTP session per provider; retried by `gate.retry`, through the shared throttle.
 
 Every failure that survives the retries becomes a `ProviderError` whose message says what
 happened (status, attempts) with every secret scrubbed out.
@@ -19,10 +19,11 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from gate.errors import SystemCallError
-from gate.providers.backoff import RetryPolicy, is_retryable_status, next_delay
+from gate.providers.backoff import is_retryable_status, server_delay
 from gate.providers.secrets import Secrets
 from gate.providers.throttle import Throttle, ThrottleTimeout
 from gate.providers.traffic import Traffic
+from gate.retry import Failed, GaveUp, RetryPolicy, call_with_retries
 
 CONNECT_TIMEOUT_S = 10.0
 EXCERPT_CHARS = 300
@@ -47,17 +48,6 @@ class Endpoint:
     display_url: str
     headers: dict[str, str] = field(default_factory=dict)
     secrets: Secrets = field(default_factory=Secrets)
-
-
-@dataclass
-class _Outcome:
-    """The result of one attempt: a parsed body, or why it failed and whether to retry."""
-
-    data: Any = None
-    failure: str | None = None
-    retry: bool = False
-    status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def bypasses_proxy(host: str, no_proxy: str) -> bool:
@@ -156,38 +146,41 @@ class Transport:
     def post_json(self, body: Any, deadline: float | None = None) -> Any:
         """POST `body` as JSON and return the decoded answer, retrying what is worth retrying."""
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome = self._attempt(payload, deadline, attempt)
-            if outcome.failure is None:
-                return outcome.data
-            if not outcome.retry:
-                raise self._give_up(outcome, attempt, " (not retried)")
-            delay = next_delay(self.policy, attempt - 1, outcome.headers, time.time(), self._rng)
-            if outcome.status == 429:
-                self.throttle.rate_limited(delay)
-            if attempt == self.policy.attempts:
-                raise self._give_up(outcome, attempt, f", after {_attempts(attempt)}")
-            if deadline is not None and time.monotonic() + delay >= deadline:
-                raise self._give_up(
-                    outcome,
-                    attempt,
-                    f"; gave up after {_attempts(attempt)}: waiting {delay:.2g}s more "
-                    "would pass the case timeout",
-                )
-            self.stats.bump("retries")
-            time.sleep(delay)
+        return call_with_retries(
+            lambda attempt: self._attempt(payload, deadline, attempt),
+            self.policy,
+            self._give_up,
+            rng=self._rng,
+            sleep=self._wait_to_retry,
+            deadline=deadline,
+            on_wait=self._on_wait,
+        )
 
-    def _give_up(self, outcome: _Outcome, attempt: int, why: str) -> ProviderError:
+    def _on_wait(self, failed: Failed, delay: float) -> None:
+        if failed.status == 429:
+            self.throttle.rate_limited(delay)
+
+    def _wait_to_retry(self, delay: float) -> None:
+        self.stats.bump("retries")  # counted while it waits: the progress line shows it
+        time.sleep(delay)
+
+    def _give_up(self, gave_up: GaveUp) -> ProviderError:
         self.stats.bump("failures")
-        message = self._message(f"{outcome.failure}{why}")
-        return ProviderError(message, status=outcome.status, attempts=attempt)
+        attempts = _attempts(gave_up.attempts)
+        why = {
+            "not_retried": " (not retried)",
+            "attempts": f", after {attempts}",
+            "deadline": f"; gave up after {attempts}: waiting {gave_up.wait_s:.2g}s more "
+            "would pass the case timeout",
+            "over_cap": f"; gave up after {attempts}: asked to wait {gave_up.wait_s:.2g}s",
+        }[gave_up.why]
+        message = self._message(f"{gave_up.failed.reason}{why}")
+        return ProviderError(message, status=gave_up.failed.status, attempts=gave_up.attempts)
 
     def _message(self, text: str) -> str:
         return self.endpoint.secrets.scrub_message(f"{self.endpoint.provider}: {text}")
 
-    def _attempt(self, payload: bytes, deadline: float | None, attempt: int) -> _Outcome:
+    def _attempt(self, payload: bytes, deadline: float | None, attempt: int) -> Any | Failed:
         try:
             with self.throttle.slot(deadline):
                 timeout = self.timeout_s
@@ -210,37 +203,35 @@ class Transport:
                 attempts=attempt - 1,
             ) from None
         except requests.Timeout:
-            return _Outcome(failure=f"no response within {timeout:.3g}s", retry=True)
+            return Failed(f"no response within {timeout:.3g}s", retry=True)
         except requests.exceptions.SSLError as exc:
-            return _Outcome(failure=f"TLS error: {connection_reason(exc)}")
+            return Failed(f"TLS error: {connection_reason(exc)}")
         except requests.ConnectionError as exc:
             where = self.endpoint.display_url
-            return _Outcome(
-                failure=f"connection failed ({connection_reason(exc)}): {where}", retry=True
-            )
+            return Failed(f"connection failed ({connection_reason(exc)}): {where}", retry=True)
         except requests.RequestException as exc:
-            return _Outcome(failure=f"request failed: {type(exc).__name__}")
+            return Failed(f"request failed: {type(exc).__name__}")
         return self._read(response)
 
-    def _read(self, response: requests.Response) -> _Outcome:
+    def _read(self, response: requests.Response) -> Any | Failed:
         text = self.endpoint.secrets.scrub(_decode(response))
         status = response.status_code
         if 200 <= status < 300:
             self.throttle.succeeded()
             try:
-                return _Outcome(data=json.loads(text), status=status)
+                return json.loads(text)
             except ValueError:
-                return _Outcome(
-                    failure=f"HTTP {status} with a body that is not JSON: {_one_line(text, 120)}",
+                return Failed(
+                    f"HTTP {status} with a body that is not JSON: {_one_line(text, 120)}",
                     status=status,
                 )
         if status == 429:
             self.stats.bump("rate_limited")
         failure = f"HTTP {status} {response.reason or ''}".rstrip()
         excerpt = error_excerpt(text)
-        return _Outcome(
-            failure=f"{failure}: {excerpt}" if excerpt else failure,
+        return Failed(
+            f"{failure}: {excerpt}" if excerpt else failure,
             retry=is_retryable_status(status),
+            asked_s=server_delay(response.headers, time.time()),
             status=status,
-            headers=response.headers,
         )

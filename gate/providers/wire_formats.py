@@ -10,7 +10,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gate.report.output import Usage
+from gate.providers.tool_formats import anthropic_tool_params
+from gate.report.output import ToolCall, Usage, tool_calls_from
 
 Role = Literal["system", "user", "assistant"]
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
@@ -27,6 +28,8 @@ class Reply(BaseModel):
     """One answer of a chat model, whatever the provider."""
 
     text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = Field(None, description="finish_reason, or stop_reason")
     usage: Usage | None = None
     model: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
@@ -56,9 +59,42 @@ class _TextPart(BaseModel):
     text: str | None = None
 
 
+class _OpenAIFunction(BaseModel):
+    name: str
+    arguments: str | dict[str, Any] | None = None
+
+
+class _OpenAICustom(BaseModel):
+    name: str
+    input: str | None = None
+
+
+class _OpenAIToolCall(BaseModel):
+    """A `function` call, or a `custom` tool's (its input is free text)."""
+
+    type: str = "function"
+    function: _OpenAIFunction | None = None
+    custom: _OpenAICustom | None = None
+
+    def call(self) -> ToolCall | None:
+        if self.function is not None:
+            return ToolCall.parsed(self.function.name, self.function.arguments)
+        if self.custom is not None:
+            return ToolCall(name=self.custom.name, arguments=self.custom.input or "")
+        return None
+
+
 class _OpenAIMessage(BaseModel):
     content: str | list[_TextPart] | None = None
     refusal: str | None = None
+    tool_calls: list[_OpenAIToolCall] | None = None
+    function_call: _OpenAIFunction | None = Field(None, description="legacy, before tool_calls")
+
+    def calls(self) -> list[ToolCall]:
+        calls = [c for c in (t.call() for t in self.tool_calls or []) if c is not None]
+        if self.function_call is not None:
+            calls.append(ToolCall.parsed(self.function_call.name, self.function_call.arguments))
+        return calls
 
 
 class _OpenAIChoice(BaseModel):
@@ -90,12 +126,14 @@ class OpenAIChatFormat:
         content = choice.message.content
         if isinstance(content, list):
             content = "".join(p.text or "" for p in content if p.type == "text")
-        extra: dict[str, Any] = {"finish_reason": choice.finish_reason}
+        extra: dict[str, Any] = {}
         if choice.message.refusal:
             extra["refusal"] = choice.message.refusal
         usage = response.usage
         return Reply(
             text=content or "",
+            tool_calls=choice.message.calls(),
+            finish_reason=choice.finish_reason,
             usage=Usage(
                 prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
             )
@@ -114,20 +152,31 @@ class _AnthropicUsage(BaseModel):
     output_tokens: int = 0
 
 
+class _AnthropicBlock(BaseModel):
+    """A text block, a `tool_use` block, or another kind (thinking, ...) that is skipped."""
+
+    type: str = "text"
+    text: str | None = None
+    name: str | None = None
+    input: Any = None
+
+
 class _AnthropicResponse(BaseModel):
-    content: list[_TextPart]
+    content: list[_AnthropicBlock]
     usage: _AnthropicUsage | None = None
     model: str | None = None
     stop_reason: str | None = None
 
 
 class AnthropicMessagesFormat:
-    """System messages go to the top-level `system`; `max_tokens` is required by the API."""
+    """System messages go to the top-level `system`; `max_tokens` is required by the API; tools
+    written in OpenAI's format are converted (`gate.providers.tool_formats`)."""
 
     def body(self, model: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         chat = [m.model_dump() for m in messages if m.role != "system"]
-        body: dict[str, Any] = {"max_tokens": ANTHROPIC_DEFAULT_MAX_TOKENS, **params}
+        converted = anthropic_tool_params(params)
+        body: dict[str, Any] = {"max_tokens": ANTHROPIC_DEFAULT_MAX_TOKENS, **converted}
         body.update(model=model, messages=chat)
         if system:
             body["system"] = system
@@ -139,13 +188,19 @@ class AnthropicMessagesFormat:
         except ValidationError as err:
             raise ValueError(_first_error(err)) from None
         usage = response.usage
+        blocks = response.content
         return Reply(
-            text="".join(b.text or "" for b in response.content if b.type == "text"),
+            text="".join(b.text or "" for b in blocks if b.type == "text"),
+            tool_calls=[
+                ToolCall.parsed(b.name, b.input)
+                for b in blocks
+                if b.type == "tool_use" and b.name is not None
+            ],
+            finish_reason=response.stop_reason,
             usage=Usage(prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens)
             if usage
             else None,
             model=response.model,
-            data={"stop_reason": response.stop_reason},
         )
 
 
@@ -153,7 +208,8 @@ class AnthropicMessagesFormat:
 
 
 def parse_service_reply(data: Any) -> Reply:
-    """`http` kind: a JSON object carrying a string `text`, maybe `usage` and `model`."""
+    """`http` kind: a JSON object carrying a string `text`, maybe `usage`, `model`,
+    `tool_calls` (`[{name, arguments}]`) and `finish_reason`."""
     if not isinstance(data, dict):
         raise ValueError(f"the service answered a JSON {type(data).__name__}, expected an object")
     text = data.get("text")
@@ -164,10 +220,20 @@ def parse_service_reply(data: Any) -> Reply:
         parsed = Usage.model_validate(usage) if isinstance(usage, dict) else None
     except ValidationError as err:
         raise ValueError(_first_error(err)) from None
+    try:
+        calls = tool_calls_from(data.get("tool_calls"), where="the service")
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
     model = data.get("model")
-    extra = {k: v for k, v in data.items() if k not in ("text", "usage", "model")}
+    finish = data.get("finish_reason")
+    known = ("text", "usage", "model", "tool_calls", "finish_reason")
     return Reply(
-        text=text, usage=parsed, model=model if isinstance(model, str) else None, data=extra
+        text=text,
+        tool_calls=calls,
+        finish_reason=finish if isinstance(finish, str) else None,
+        usage=parsed,
+        model=model if isinstance(model, str) else None,
+        data={k: v for k, v in data.items() if k not in known},
     )
 
 

@@ -49,7 +49,7 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
             ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
             ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, values.usd),
         ]
-    return [
+    table = [
         {
             "label": Md(label),
             "base": show(base),
@@ -58,3 +58,17 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         }
         for label, base, head, show in rows
     ]
+    table.insert(1, _cached_row("From the cache", b.cached_calls, h.cached_calls))
+    if b.judge_calls or h.judge_calls:
+        table.insert(-2, _cached_row("Judge calls from the cache", b.judge_cached, h.judge_cached))
+    return table
+
+
+def _cached_row(label: str, base: int, head: int) -> dict[str, Md]:
+    """Of the calls above, how many the response cache answered: no call made, nothing paid."""
+    return {
+        "label": Md(label),
+        "base": values.num(base),
+        "head": values.num(head),
+        "delta": Md(values.DASH),
+    }

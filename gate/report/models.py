@@ -10,6 +10,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
+from gate.report.output import ToolCall
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
@@ -24,6 +25,9 @@ class CheckResult(BaseModel):
     passed: bool | None
     detail: str = ""
     score: int | None = Field(None, description="Judge score (0-2) for rubric dimensions")
+    fraction: float | None = Field(
+        None, description="A python check's score in [0, 1] (it passes at its threshold)"
+    )
 
 
 class JudgeCall(BaseModel):
@@ -90,6 +94,8 @@ class Attempt(BaseModel):
     checks: list[CheckResult] = Field(default_factory=list)
     scores: dict[str, int] = Field(default_factory=dict)
     output: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
     error: str | None = None
     latency_ms: float | None = None
     tokens: Tokens = Field(default_factory=Tokens)
@@ -115,6 +121,12 @@ class CaseResult(BaseModel):
     tokens: Tokens = Field(default_factory=Tokens)
     cost_usd: float | None = None
     output: str | None = None
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list, description="The answer's tool calls: `{name, arguments}`"
+    )
+    finish_reason: str | None = Field(
+        None, description="OpenAI's finish_reason, Anthropic's stop_reason"
+    )
     error: str | None = None
     cached: bool = False
     repeats: int = 1
@@ -139,9 +151,16 @@ class CaseResult(BaseModel):
 
     def redacted(self) -> CaseResult:
         """What a held-out case may show in a file anyone with read access can download: its
-        outcome and what it cost, never its output, checks (their names carry expectations),
-        scores or error text."""
-        hidden: dict[str, Any] = {"checks": [], "scores": {}, "output": None, "error": None}
+        outcome and what it cost, never its output (text and tool calls), checks (their names
+        carry expectations), scores or error text."""
+        hidden: dict[str, Any] = {
+            "checks": [],
+            "scores": {},
+            "output": None,
+            "tool_calls": [],
+            "finish_reason": None,
+            "error": None,
+        }
         attempts = [a.model_copy(update=hidden) for a in self.attempts]
         return self.model_copy(update={**hidden, "attempts": attempts})
 

@@ -6,7 +6,13 @@
   undefined variable): the error names the template or the case's file and line;
 - a `sandbox.pythonpath` entry that is not a folder of the checkout;
 - a `python` system whose `target` does not import from the checkout (tried in a fresh
-  interpreter, so the gate's own process never imports the team's code).
+  interpreter, so the gate's own process never imports the team's code);
+- an `expect.python` check whose module is in neither `sandbox.pythonpath` nor the checkout
+  (looked up as files: the check's code runs only in the sandbox);
+- tools in a model config that Anthropic has no equivalent for, on an Anthropic side.
+
+`unchecked_cases` finds the cases with no expectation at all (they always pass): `gate
+validate` warns about them.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gate.checks import plan_checks
 from gate.errors import GateError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import (
@@ -104,18 +111,60 @@ def target_problem(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> Inpu
     )
 
 
+def _module_found(module: str, folders: list[Path]) -> bool:
+    parts = module.split(".")
+    for folder in folders:
+        path = folder.joinpath(*parts)
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+            return True
+    return False
+
+
+def python_check_problems(loaded: LoadedConfig, root: Path, cases: list[Case]) -> list[InputError]:
+    """`expect.python` checks whose module the sandbox would not find, each named at the
+    first case that uses it."""
+    folders = [(root / entry).resolve() for entry in loaded.config.sandbox.pythonpath]
+    folders.append(root.resolve())
+    first: dict[str, Case] = {}
+    for case in cases:
+        for target in case.expect.python:
+            first.setdefault(target, case)
+    return [
+        InputError(
+            f"case {case.id!r}: the module of {target!r} is in neither sandbox.pythonpath nor "
+            f"the checkout {root}",
+            file=case.file,
+            line=case.line,
+            key="expect.python",
+        )
+        for target, case in first.items()
+        if not _module_found(target.partition(":")[0], folders)
+    ]
+
+
+def unchecked_cases(cases: list[Case]) -> list[Case]:
+    """Cases without a single check: whatever the system answers, they pass."""
+    return [case for case in cases if plan_checks(case.expect).empty]
+
+
 def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[InputError]:
-    """The chat prompt compiled, then rendered with every case's input (first failure each)."""
+    """The chat prompt compiled, then rendered with every case's input (first failure each);
+    on an Anthropic side, the model config's tools converted."""
     system = suite.system
     if not isinstance(system, OpenAISystem | AnthropicSystem):
         return []
     from gate.providers.prompts import ChatPrompt  # jinja2: only for chat systems
+    from gate.systems.anthropic import tools_problem
+    from gate.systems.chat_provider import chat_config
 
     try:
         prompt = ChatPrompt(root, system.model_config_file, system.prompt, "system")
     except InputError as exc:
         return [exc]
     problems = []
+    if chat_config(system, root).kind == "anthropic":
+        problem = tools_problem(prompt, system.model_config_file)
+        problems += [problem] if problem else []
     for case in cases:
         try:
             prompt.render(case.system_input())
@@ -139,4 +188,5 @@ def preflight(
     if found:
         return found
     target = target_problem(own, suite, root)
-    return ([target] if target else []) + prompt_problems(suite, root, cases)
+    checks = python_check_problems(own, root, cases)
+    return ([target] if target else []) + prompt_problems(suite, root, cases) + checks

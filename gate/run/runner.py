@@ -90,6 +90,8 @@ def run_attempt(
     base = {
         "repeat": repeat,
         "output": truncate_output(output.text),
+        "tool_calls": output.tool_calls,
+        "finish_reason": output.finish_reason,
         "latency_ms": round(latency, 3),
         "tokens": tokens,
         "cost_usd": output.cost_usd,
@@ -135,6 +137,8 @@ def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
         tokens=sum((a.tokens for a in attempts), Tokens()),
         cost_usd=_sum_cost(attempts),
         output=shown.output,
+        tool_calls=shown.tool_calls,
+        finish_reason=shown.finish_reason,
         error=shown.error if status == "error" else ("; ".join(errors) or None),
         cached=all(a.cached for a in attempts),
         repeats=len(attempts),

@@ -8,24 +8,29 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gate import __version__
 from gate.checks import CheckContext
+from gate.checks.base import PythonCheckRunner
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
 from gate.inputs.paths import display_path
 from gate.inputs.shard import Shard, select_shard
-from gate.providers.cache import default_cache_dir
+from gate.providers.cache import resolve_cache_dir
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
 from gate.report.plan import Plan
 from gate.run.own_system import own_sandbox, own_suite
-from gate.run.preflight import pythonpath_problems, system_files_problems
+from gate.run.preflight import (
+    python_check_problems,
+    pythonpath_problems,
+    system_files_problems,
+)
 from gate.run.progress import Progress
 from gate.run.provenance import find_repo_root, git_state, hash_files, now_iso
 from gate.run.runner import RunOptions, run_cases
@@ -53,6 +58,9 @@ class RunRequest:
     # `loaded`'s cases, checks, judge and sandbox limits.
     system_config: LoadedConfig | None = None
     heldout_detail: Path | None = None  # a folder for full held-out lines (never uploaded)
+    # The checkout whose code judges (`expect.python` checks): its modules and, with the
+    # side's `sandbox.pythonpath`, its SDK. None: `root`.
+    checks_root: Path | None = None
 
     @property
     def own(self) -> LoadedConfig:
@@ -91,14 +99,21 @@ def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
             )
 
 
+def cache_dir(request: RunRequest) -> Path:
+    """The response cache; a relative one lies in the repository of gate.yml (`-c`), which is
+    the head's checkout for both sides of the PR flow, whatever the side's `--root`."""
+    loaded = request.loaded
+    root = find_repo_root(loaded.base_dir) or loaded.base_dir
+    return resolve_cache_dir(loaded.config.cache.dir, request.environ, root)
+
+
 def system_env(request: RunRequest) -> SystemEnv:
     config = request.loaded.config
-    cache_dir = Path(config.cache.dir) if config.cache.dir else default_cache_dir(request.environ)
     return SystemEnv(
         root=request.root.resolve(),
         config_dir=request.loaded.base_dir,
         environ=request.environ,
-        cache_dir=cache_dir,
+        cache_dir=cache_dir(request),
         use_cache=request.use_cache and config.cache.enabled,
         prices={name: price.model_dump() for name, price in config.prices.items()},
         concurrency=request.concurrency or config.concurrency,
@@ -114,6 +129,7 @@ def open_services(
     suite = own_suite(request.loaded, request.system_config, request.suite)
     problems = system_files_problems(request.own, suite, env.root)
     problems += pythonpath_problems(request.own, env.root)
+    problems += python_check_problems(request.own, request.checks_root or env.root, cases)
     if problems:
         raise problems[0]
     with ExitStack() as stack:
@@ -130,11 +146,27 @@ def open_services(
 
             sandbox = own_sandbox(request.loaded, request.system_config)
             ctx.sandbox = stack.enter_context(open_sandbox(sandbox, env.root))
+        targets = sorted({t for c in cases for t in c.expect.python})
+        if targets:
+            ctx.python = stack.enter_context(python_checks_sandbox(request, env, targets))
         if config.judge is not None and any(c.expect.rubric for c in cases):
             from gate.checks.judge import open_judge
 
             ctx.judge = stack.enter_context(open_judge(config.judge, env))
         yield system, ctx
+
+
+def python_checks_sandbox(
+    request: RunRequest, env: SystemEnv, targets: list[str]
+) -> AbstractContextManager[PythonCheckRunner]:
+    """The sandbox of the team's own checks: the measuring config's limits, no prelude (that
+    is for generated code), the modules of `targets` from the checkout whose code judges."""
+    from gate.sandbox import open_sandbox
+
+    limits = own_sandbox(request.loaded, request.system_config).model_copy(update={"prelude": ""})
+    folder = (request.checks_root or env.root).resolve()
+    modules = [target.partition(":")[0] for target in targets]
+    return open_sandbox(limits, folder, modules)
 
 
 def build_meta(
@@ -148,7 +180,7 @@ def build_meta(
     root = request.root.resolve()
     sha, dirty = git_state(root)
     suite = config.suite(request.suite)
-    watched = watched_files(root, [*config.watch, *suite.watch])
+    watched = watched_files(root, [*config.watch, *suite.watch], skip=cache_dir(request))
     own = [request.system_config.path] if request.system_config else []
     files = [request.loaded.path, *own, *system.files(), *watched]
     sandbox: dict[str, Any] | None = ctx.sandbox.protections() if ctx.sandbox else None
@@ -174,10 +206,14 @@ def build_meta(
     )
 
 
-def watched_files(root: Path, patterns: list[str], limit: int = 200) -> list[Path]:
+def watched_files(
+    root: Path, patterns: list[str], limit: int = 200, *, skip: Path | None = None
+) -> list[Path]:
     """Files of the checkout matched by `watch` (prompts, model configs): hashed into the
-    report so a reader can tell which versions produced it."""
+    report so a reader can tell which versions produced it. Nothing below `skip` (the
+    response cache, which a workflow may keep in the workspace) counts."""
     found: dict[Path, None] = {}
+    skipped = skip.resolve() if skip is not None else None
     for pattern in patterns:
         if pattern.startswith("!"):
             continue
@@ -185,6 +221,8 @@ def watched_files(root: Path, patterns: list[str], limit: int = 200) -> list[Pat
         if pattern.endswith("**"):
             pattern += "/*"  # pathlib's trailing `**` matches folders only
         for path in sorted(root.glob(pattern)):
+            if skipped is not None and path.resolve().is_relative_to(skipped):
+                continue
             if path.is_file() and ".git" not in path.parts:
                 found[path] = None
             if len(found) >= limit:

@@ -34,6 +34,8 @@ def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> Syst
     """A reply as the runner sees it; the cost is what the call costs (cached or not)."""
     return SystemOutput(
         text=reply.text,
+        tool_calls=reply.tool_calls,
+        finish_reason=reply.finish_reason,
         usage=reply.usage,
         data=reply.data,
         cached=reply.cached,

@@ -1,6 +1,7 @@
 """`gate run --record FILE`: wrap the system and write its answers as a `replay` file.
 
-The file (JSONL, one `{id, repeat, model, text, usage, ...}` per call, the same format
+The file (JSONL, one `{id, repeat, model, text, usage, ...}` per call, with `tool_calls` and
+`finish_reason` when the answer has them, the same format
 `gate.systems.replay` reads) is written atomically when the run closes, sorted by case and
 repeat. Failed calls are not recorded: replaying them would turn an error into an answer.
 """
@@ -16,19 +17,23 @@ from gate.report.files import atomic_write
 from gate.report.output import SystemOutput
 from gate.systems.base import System, SystemRequest
 
-_RECORD_KEYS = ("id", "repeat", "model", "text", "usage")
+_RECORD_KEYS = ("id", "repeat", "model", "text", "usage", "tool_calls", "finish_reason")
 
 
 def record_of(request: SystemRequest, output: SystemOutput) -> dict[str, Any]:
     extra = {k: v for k, v in output.data.items() if k not in _RECORD_KEYS}
-    return {
+    record: dict[str, Any] = {
         "id": request.case_id,
         "repeat": request.repeat,
         "model": output.model,
         "text": output.text,
         "usage": output.usage.model_dump() if output.usage else None,
-        **extra,
     }
+    if output.tool_calls:
+        record["tool_calls"] = [call.model_dump() for call in output.tool_calls]
+    if output.finish_reason is not None:
+        record["finish_reason"] = output.finish_reason
+    return {**record, **extra}
 
 
 class RecordingSystem:

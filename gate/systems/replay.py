@@ -1,6 +1,8 @@
 """`replay` kind: outputs recorded earlier (see `gate run --record`), keyed by case id.
 
-File format (JSONL): `{"id": ..., "repeat": 0, "model": ..., "text": ..., "usage": {...}}`.
+File format (JSONL): `{"id": ..., "repeat": 0, "model": ..., "text": ..., "usage": {...}}`, and
+for an answer that called tools `"tool_calls": [{"name": ..., "arguments": {...}}]` and
+`"finish_reason"`.
 """
 
 from __future__ import annotations
@@ -9,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import ReplaySystem
-from gate.report.output import SystemOutput, Usage
+from gate.report.output import SystemOutput, ToolCall, Usage
 from gate.systems.base import SystemEnv, SystemRequest
 
 
@@ -24,6 +26,8 @@ class Recording(BaseModel):
     repeat: int = 0
     model: str | None = None
     text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
     usage: Usage | None = None
 
 
@@ -68,7 +72,12 @@ class ReplayFileSystem:
             )
         extra = record.model_extra or {}
         return SystemOutput(
-            text=record.text, usage=record.usage, data=dict(extra), model=record.model
+            text=record.text,
+            tool_calls=record.tool_calls,
+            finish_reason=record.finish_reason,
+            usage=record.usage,
+            data=dict(extra),
+            model=record.model,
         )
 
     def describe(self) -> dict[str, Any]:

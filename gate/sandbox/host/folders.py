@@ -1,5 +1,6 @@
-"""The sandbox's folders on disk: a private copy of `sandbox.pythonpath`, and owner files that
-let a later run remove the folders of a run that was killed before it could clean up."""
+"""The sandbox's folders on disk: a private copy of `sandbox.pythonpath` (and of the modules of
+the team's own checks), and owner files that let a later run remove the folders of a run that
+was killed before it could clean up."""
 
 from __future__ import annotations
 
@@ -36,6 +37,24 @@ def copy_pythonpath(folders: list[str], root: Path, into: Path) -> tuple[list[st
         paths.append(str(target))
         labels[str(target)] = folder.rstrip("/")
     return paths, labels
+
+
+def copy_check_sources(modules: list[str], root: Path, into: Path) -> tuple[str, str]:
+    """The checkout's sources of `expect.python` checks, copied into `into`: each module's
+    top-level package folder (or its `.py` file) and the checkout's top-level `.py` files, so
+    a check can import its siblings. Returns the copy's import path and its label."""
+    base = root.resolve()
+    into.mkdir(mode=0o755)
+    for top in sorted({module.split(".")[0] for module in modules}):
+        folder = base / top
+        if folder.is_dir() and folder.resolve().is_relative_to(base):
+            shutil.copytree(folder, into / top, symlinks=True, ignore=COPY_IGNORE)
+    for source in base.glob("*.py"):
+        if source.is_file() and source.resolve().is_relative_to(base):
+            shutil.copy2(source, into / source.name)
+    _make_readable(into)
+    compileall.compile_dir(str(into), quiet=2, workers=1)
+    return str(into), "."
 
 
 def _make_readable(folder: Path) -> None:

@@ -1,8 +1,10 @@
-"""The sandbox as the gate sees it: `open_sandbox(config, root)` yields a `CodeRunner`.
+"""The sandbox as the gate sees it: `open_sandbox(config, root)` yields a `CodeRunner` (and,
+given `check_modules`, a `PythonCheckRunner` for the team's own checks).
 
-It copies `sandbox.pythonpath` into a private read-only folder (`folders`), starts the zygote
-(`zygote_process`), and then sends it jobs from any number of runner threads (at most
-`workers` at a time), turning each answer into check results (`verdict`).
+It copies `sandbox.pythonpath` (and the checks' modules) into a private read-only folder
+(`folders`), starts the zygote (`zygote_process`), and then sends it jobs from any number of
+runner threads (at most `workers` at a time), turning each answer into check results or the
+check's returned value (`verdict`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,7 @@ from gate.report.models import CheckResult
 from gate.sandbox.host import protections, verdict
 from gate.sandbox.host.folders import (
     DIR_PREFIX,
+    copy_check_sources,
     copy_pythonpath,
     private_base,
     sweep_stale,
@@ -69,8 +72,11 @@ class Sandbox:
     A zygote that dies (the OOM killer, a stray signal) fails the jobs it was running; the next
     job starts a new one, at most `MAX_RESTARTS` times per run."""
 
-    def __init__(self, config: SandboxConfig, root: Path) -> None:
+    def __init__(
+        self, config: SandboxConfig, root: Path, check_modules: Sequence[str] = ()
+    ) -> None:
         self.config = config
+        self.check_modules = list(check_modules)
         base = private_base()
         sweep_stale(Path(base or tempfile.gettempdir()))
         self.dir = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=base))
@@ -86,6 +92,10 @@ class Sandbox:
         lib = self.dir / "lib"
         lib.mkdir(mode=0o755)
         paths, labels = copy_pythonpath(self.config.pythonpath, root, lib)
+        if self.check_modules:
+            path, label = copy_check_sources(self.check_modules, root, lib / "checks")
+            paths.append(path)
+            labels[path] = label
         self.settings = build_settings(self.config, self.dir, lib, paths, labels)
         self._ids = itertools.count(1)
         self._slots = threading.Semaphore(self.settings.workers)
@@ -156,6 +166,20 @@ class Sandbox:
             output_kb=self.settings.max_output_kb,
         )
 
+    def call_check(self, target: str, output: dict[str, Any], case: dict[str, Any]) -> Any:
+        """Call the team's check `module:function` with the output and the case; what it
+        returned, as plain data (`CheckInfraError` saying why there is none)."""
+        job = Job(id=next(self._ids), kind="check", target=target, arguments=[output, case])
+        with self._slots:
+            outcome = self._submit(job)
+        return verdict.check_value(
+            job,
+            outcome,
+            timeout_s=self.settings.timeout_s,
+            cpu_s=self.settings.cpu_s,
+            output_kb=self.settings.max_output_kb,
+        )
+
     def protections(self) -> dict[str, Any]:
         described = protections.describe(self.hello.mode, self.settings)
         return {**described, "restarts": self.restarts} if self.restarts else described
@@ -166,9 +190,12 @@ class Sandbox:
 
 
 @contextmanager
-def open_sandbox(config: SandboxConfig, root: Path) -> Iterator[Sandbox]:
-    """The sandbox for one run; the zygote is stopped and its folders removed afterwards."""
-    sandbox = Sandbox(config, root)
+def open_sandbox(
+    config: SandboxConfig, root: Path, check_modules: Sequence[str] = ()
+) -> Iterator[Sandbox]:
+    """The sandbox for one run; the zygote is stopped and its folders removed afterwards.
+    `check_modules`: the modules of `expect.python` checks, copied from `root`."""
+    sandbox = Sandbox(config, root, check_modules)
     try:
         yield sandbox
     finally:

@@ -11,6 +11,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from gate.errors import CheckInfraError
 from gate.inputs.expect import HiddenTest
 from gate.report.models import CheckResult
 from gate.sandbox.protocol import plain
@@ -25,6 +26,8 @@ class Evidence:
     others, such as `import` and `done`, only have to arrive in their place)."""
 
     compile: tuple[bool, str] | None = None
+    imported: tuple[bool, str] | None = None
+    check: list[Any] | None = None
     calls: list[list[Any]] = field(default_factory=list)
     tests: dict[str, tuple[bool, str]] = field(default_factory=dict)
     clean: bool | None = None  # None: the tamper check never reported
@@ -33,6 +36,8 @@ class Evidence:
 
 
 def _expected_kinds(job: Job) -> list[tuple[str, Any]]:
+    if job.kind == "check":
+        return [("ready", None), ("import", None), ("check", None), ("clean", None), ("done", None)]
     steps: list[tuple[str, Any]] = [("ready", None), ("compile", None), ("import", None)]
     steps += [("call", index) for index in range(len(job.calls))]
     if job.test_code is not None:
@@ -52,6 +57,10 @@ def read_evidence(job: Job, records: list[list[Any]]) -> Evidence:
         kind = record[0]
         if kind == "compile":
             evidence.compile = (bool(record[1]), str(record[2]))
+        elif kind == "import":
+            evidence.imported = (bool(record[1]), str(record[2]))
+        elif kind == "check":
+            evidence.check = record
         elif kind == "call":
             evidence.calls.append(record)
         elif kind == "test":
@@ -69,6 +78,7 @@ def _fits(record: list[Any], step: tuple[str, Any]) -> bool:
         "compile": 3,
         "import": 3,
         "call": 8,
+        "check": 7,
         "tests": 3,
         "test": 4,
         "clean": 2,
@@ -189,3 +199,26 @@ def checks(
             result = CheckResult(name=f"test:{name}", passed=found[0], detail=found[1])
         results.append(_confirmed(result, evidence, missing))
     return results
+
+
+def check_value(job: Job, outcome: Outcome, *, timeout_s: float, cpu_s: int, output_kb: int) -> Any:
+    """What the team's check returned, as plain data: only an authentic `check` frame that
+    the tamper check confirmed counts. Anything else raises `CheckInfraError` saying why."""
+    evidence = read_evidence(job, outcome.records)
+    missing = why_missing(outcome, evidence, timeout_s, cpu_s)
+    if evidence.imported is not None and not evidence.imported[0]:
+        raise CheckInfraError(f"cannot import it: {evidence.imported[1]}")
+    if evidence.check is None:
+        tail = _output_note(outcome, output_kb)
+        raise CheckInfraError(f"no answer: {missing}" + (f"; {tail}" if tail else ""))
+    _, ok, is_plain, value, _type, shown, error = evidence.check
+    if not ok:
+        raise CheckInfraError(f"raised {error}")
+    if not is_plain:
+        raise CheckInfraError(f"returned a value that is not plain data ({_short(str(shown))})")
+    if evidence.clean is False:
+        raise CheckInfraError(f"returned, but {evidence.tampered}")
+    if not evidence.clean:
+        ended = f"the run ended before the harness confirmed it ({missing})"
+        raise CheckInfraError(f"returned, but {ended}")
+    return plain.decode(value)

@@ -11,16 +11,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Job(BaseModel):
-    """One execution: the candidate's code and what to run against it (never `eq`)."""
+    """One execution. `code`: the candidate's code and what to run against it (never `eq`).
+    `check`: the team's own check `target` (`module:function`), called with `arguments`."""
 
     model_config = ConfigDict(frozen=True)
 
     id: int
-    code: str
+    kind: Literal["code", "check"] = "code"
+    code: str = ""
     must_compile: bool = False
     calls: list[str] = Field(default_factory=list)
     test_code: str | None = None
     tests: list[str] = Field(default_factory=list, description="test_* names, parsed here")
+    target: str = ""
+    arguments: list[Any] = Field(default_factory=list, description="plain data, for `check`")
 
 
 class IsolationMode(BaseModel):

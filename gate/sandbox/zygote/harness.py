@@ -15,6 +15,13 @@ the only order the gate accepts:
     ("clean", tampered)                             the tamper check after all of them
     ("done", threads)                               everything above was sent
 
+A `check` job (the team's own `expect.python` check) sends instead:
+
+    ("ready",)                                      before any of its code
+    ("import", ok, error)                           importing `module` of `module:function`
+    ("check", ok, plain, value, type, repr, error)  calling the function with the arguments
+    ("clean", tampered)  ("done", threads)          as above
+
 A passing result counts only if a `clean` frame with nothing tampered follows it.
 Comparisons with `eq` happen in the parent; here values only become plain data.
 This module runs from a private copy (see `gate.sandbox.zygote.private`): after the candidate's code
@@ -101,6 +108,9 @@ def run(job: dict[str, Any], nonce: bytes) -> NoReturn:
 
 
 def _run(job: dict[str, Any], emit: Any) -> None:
+    if job.get("kind") == "check":
+        _run_check(job, emit)
+        return
     emit(("ready",))  # before the compiler sees the candidate: whatever it does next is its own
     code, compile_error = _compile(job["code"], CANDIDATE, "exec")
     emit(("compile", code is not None, compile_error))
@@ -137,6 +147,58 @@ def _run(job: dict[str, Any], emit: Any) -> None:
     # One check covers every result above: passes count only once this frame confirms them.
     emit(("clean", _tampered()))
     emit(("done", _finish()))
+
+
+def _run_check(job: dict[str, Any], emit: Any) -> None:
+    """The team's check: imported and called with the switch on, like candidate code (its
+    module comes from the pull request under test, and the data it reads is model output)."""
+    emit(("ready",))
+    module_name, _, function_name = job["target"].partition(":")
+    _CONTEXT["watched"] = _CONTEXT["snapshot"]
+    switch = install(_get_ident(), _CONTEXT["protected"], _CONTEXT["code_roots"])
+    switch[0] = True
+    function, error = _load(module_name, function_name, switch)
+    emit(("import", function is not None, error))
+    if function is None:
+        emit(("check", False, False, None, "", "", error))
+    else:
+        emit(_check(function, job["arguments"], switch))
+    _flush_output()
+    emit(("clean", _tampered()))
+    emit(("done", _finish()))
+
+
+def _load(module_name: str, function_name: str, switch: list[bool]) -> tuple[Any, str]:
+    try:
+        module = __import__(module_name, None, None, ["_"])
+        function = getattr(module, function_name, None)
+    except BaseException:
+        return None, _describe(_exc_info(), switch)
+    finally:
+        _setrecursionlimit(_CONTEXT["recursion"])
+    if not callable(function):
+        return None, f"{module_name} has no function {function_name!r}"
+    return function, ""
+
+
+def _check(function: Any, arguments: list[Any], switch: list[bool]) -> tuple[Any, ...]:
+    try:
+        value = function(*arguments)
+    except BaseException:
+        return ("check", False, False, None, "", "", _describe(_exc_info(), switch))
+    finally:
+        _setrecursionlimit(_CONTEXT["recursion"])
+    return ("check", True, *_returned(value), "")
+
+
+def _returned(value: Any) -> tuple[bool, Any, str, Any]:
+    """(plain, its plain copy, the type's name, why not plain) of a value the code returned."""
+    is_plain, copy = plain(value)
+    if is_plain and len(_dumps(copy)) > VALUE_LIMIT:
+        is_plain, copy = False, f"the value is larger than {VALUE_LIMIT} bytes"
+    if is_plain:
+        return True, copy, "", ""
+    return False, None, _name_of(type(value)), copy
 
 
 def _flush_output() -> None:
@@ -203,12 +265,7 @@ def _call(
         return ("call", index, False, False, None, "", "", _describe(_exc_info(), switch))
     finally:
         _setrecursionlimit(_CONTEXT["recursion"])
-    is_plain, copy = plain(value)
-    if is_plain and len(_dumps(copy)) > VALUE_LIMIT:
-        is_plain, copy = False, f"the value is larger than {VALUE_LIMIT} bytes"
-    if is_plain:
-        return ("call", index, True, True, copy, "", "", "")
-    return ("call", index, True, False, None, _name_of(type(value)), copy, "")
+    return ("call", index, True, *_returned(value), "")
 
 
 def _test(name: str, namespace: dict[str, Any], broken: str, switch: list[bool]) -> tuple[Any, ...]:

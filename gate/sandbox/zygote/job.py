@@ -247,4 +247,8 @@ def _jsonable(record: tuple[Any, ...]) -> list[Any]:
         kind, index, ok, is_plain, value, type_name, shown, error = record
         encoded = plain.encode(value) if is_plain else None
         return [kind, index, ok, is_plain, encoded, type_name, shown, error]
+    if record[0] == "check":
+        kind, ok, is_plain, value, type_name, shown, error = record
+        encoded = plain.encode(value) if is_plain else None
+        return [kind, ok, is_plain, encoded, type_name, shown, error]
     return list(record)

@@ -7,7 +7,15 @@ Endpoints (one `ThreadingHTTPServer`, random port):
 
 The built-in model is not a language model: it answers from the request, so checks can pass or
 fail for a reason. It echoes the last user message after `[<model>] `, in upper case when the
-system prompt says `UPPERCASE`. Tests may pass their own `responder`.
+system prompt says `UPPERCASE`. Tests may pass their own `responder`; one may answer with an
+`Answer` (text and tool calls). `tool_model` calls tools as the user message says: a line
+`CALL name {json arguments}` is a call of that tool, when the request offers it.
+
+Tools are checked in each vendor's format, as the real APIs do: OpenAI's `tools` are
+`[{type: function, function: {name, parameters}}]`, its `tool_choice` `auto | required | none |
+{type: function, function: {name}}`; Anthropic's are `[{name, description, input_schema}]` and
+`{type: auto | any | tool | none, name}`. Anything else is a 400, so a test that gets an answer
+knows the tools arrived in the right shape (and the log holds the bodies to look at).
 
 Faults are injected per request, deterministically: the fate of the n-th arrival of a given
 request body is drawn from a generator seeded with (seed, body, n), so the same run sees the
@@ -49,15 +57,41 @@ class ChatRequest:
     messages: list[dict[str, str]]
     params: dict[str, Any]
     headers: dict[str, str]
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> its JSON Schema
 
 
-Responder = Callable[[ChatRequest], str]
+@dataclass(frozen=True)
+class Answer:
+    """A structured answer: text and tool calls `(name, arguments)`; arguments given as a
+    string are sent as they are (OpenAI), to fake arguments that are not JSON."""
+
+    text: str = ""
+    tool_calls: list[tuple[str, Any]] = field(default_factory=list)
+    legacy_function_call: bool = False  # OpenAI's deprecated `function_call` message field
+
+
+Responder = Callable[[ChatRequest], "str | Answer"]
 ServiceResponder = Callable[[dict[str, Any], dict[str, str]], dict[str, Any]]
 
 
 def echo_model(request: ChatRequest) -> str:
     text = f"[{request.model}] {request.user}"
     return text.upper() if "UPPERCASE" in request.system else text
+
+
+def tool_model(request: ChatRequest) -> Answer:
+    """`CALL name {json}` lines call offered tools; the other lines are the answer's text."""
+    calls: list[tuple[str, Any]] = []
+    text: list[str] = []
+    for line in request.user.splitlines():
+        if line.startswith("CALL "):
+            name, _, arguments = line.removeprefix("CALL ").partition(" ")
+            if name in request.tools:
+                calls.append((name, json.loads(arguments) if arguments.strip() else {}))
+                continue
+            line = f"(no tool {name})"
+        text.append(line)
+    return Answer(text="\n".join(text).strip(), tool_calls=calls)
 
 
 def echo_service(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
@@ -349,7 +383,46 @@ def _text_of(content: Any) -> str:
     return "".join(part.get("text", "") for part in content if isinstance(part, dict))
 
 
-def _chat_request(body: dict[str, Any], system: str, headers: dict[str, str]) -> ChatRequest:
+def _openai_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    tools: dict[str, dict[str, Any]] = {}
+    for tool in body.get("tools") or []:
+        if tool.get("type") != "function" or not isinstance(tool.get("function"), dict):
+            raise ValueError(f"tools: not an OpenAI function tool: {tool}")
+        tools[tool["function"]["name"]] = tool["function"].get("parameters") or {}
+    for function in body.get("functions") or []:
+        tools[function["name"]] = function.get("parameters") or {}
+    choice = body.get("tool_choice")
+    named = isinstance(choice, dict) and choice.get("type") == "function"
+    if choice not in (None, "auto", "required", "none") and not (
+        named and "name" in choice.get("function", {})
+    ):
+        raise ValueError(f"tool_choice: not an OpenAI tool choice: {choice}")
+    return tools
+
+
+def _anthropic_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    tools: dict[str, dict[str, Any]] = {}
+    for tool in body.get("tools") or []:
+        if "function" in tool or "input_schema" not in tool or not isinstance(tool["name"], str):
+            raise ValueError(f"tools: not an Anthropic tool: {tool}")
+        tools[tool["name"]] = tool["input_schema"]
+    choice = body.get("tool_choice")
+    if choice is not None:
+        if not isinstance(choice, dict) or choice.get("type") not in (
+            "auto",
+            "any",
+            "tool",
+            "none",
+        ):
+            raise ValueError(f"tool_choice: not an Anthropic tool choice: {choice}")
+        if choice["type"] == "tool" and choice.get("name") not in tools:
+            raise ValueError(f"tool_choice: no tool named {choice.get('name')}")
+    return tools
+
+
+def _chat_request(
+    body: dict[str, Any], system: str, headers: dict[str, str], tools: dict[str, dict[str, Any]]
+) -> ChatRequest:
     messages = [{"role": m["role"], "content": _text_of(m["content"])} for m in body["messages"]]
     users = [m["content"] for m in messages if m["role"] == "user"]
     params = {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
@@ -360,15 +433,39 @@ def _chat_request(body: dict[str, Any], system: str, headers: dict[str, str]) ->
         messages=messages,
         params=params,
         headers=headers,
+        tools=tools,
     )
+
+
+def _answer(state: ModelServer, request: ChatRequest) -> Answer:
+    answer = state.responder(request)
+    return Answer(text=answer) if isinstance(answer, str) else answer
+
+
+def _openai_message(answer: Answer) -> tuple[dict[str, Any], str]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if not answer.tool_calls:
+        return {**message, "content": answer.text}, "stop"
+    functions = [
+        {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}
+        for name, args in answer.tool_calls
+    ]
+    if answer.legacy_function_call:
+        return {**message, "function_call": functions[0]}, "function_call"
+    message["tool_calls"] = [
+        {"id": f"call_{i}", "type": "function", "function": f} for i, f in enumerate(functions)
+    ]
+    return message, "tool_calls"
 
 
 def _openai_answer(state: ModelServer, body: dict[str, Any], headers: dict[str, str]) -> Any:
     system = "\n".join(
         _text_of(m["content"]) for m in body["messages"] if m["role"] in ("system", "developer")
     )
-    request = _chat_request(body, system, headers)
-    text = state.responder(request)
+    request = _chat_request(body, system, headers, _openai_tools(body))
+    answer = _answer(state, request)
+    text = answer.text
+    message, finish = _openai_message(answer)
     prompt_tokens = sum(words(m["content"]) for m in request.messages)
     return {
         "id": "chatcmpl-test",
@@ -378,8 +475,8 @@ def _openai_answer(state: ModelServer, body: dict[str, Any], headers: dict[str, 
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": finish,
             }
         ],
         "usage": {
@@ -395,15 +492,21 @@ def _anthropic_answer(state: ModelServer, body: dict[str, Any], headers: dict[st
         raise KeyError("max_tokens is required")
     if any(m["role"] == "system" for m in body["messages"]):
         raise ValueError("system messages go in the top-level `system` field")
-    request = _chat_request(body, _text_of(body.get("system", "")), headers)
-    text = state.responder(request)
+    request = _chat_request(body, _text_of(body.get("system", "")), headers, _anthropic_tools(body))
+    answer = _answer(state, request)
+    text = answer.text
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [
+        {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args}
+        for i, (name, args) in enumerate(answer.tool_calls)
+    ]
     return {
         "id": "msg_test",
         "type": "message",
         "role": "assistant",
         "model": request.model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn",
+        "content": content or [{"type": "text", "text": ""}],
+        "stop_reason": "tool_use" if answer.tool_calls else "end_turn",
         "usage": {
             "input_tokens": words(request.system)
             + sum(words(m["content"]) for m in request.messages),

@@ -1,7 +1,7 @@
 """What `gate init` finds in a repository: prompt templates, model configs, a Python entry point.
 
 Nothing is imported or executed: files are matched by name and read as text, YAML or Python
-syntax trees. The rules, also in docs/init.md:
+syntax trees (`entry_points`). The rules, also in docs/init.md:
 
 - **Files looked at**: those git tracks or would track (`git ls-files --cached --others
   --exclude-standard`, so `.gitignore`d folders such as virtualenvs are skipped); outside git,
@@ -9,20 +9,17 @@ syntax trees. The rules, also in docs/init.md:
 - **Prompt template**: a `.j2`, `.jinja`, `.jinja2` or `.prompt` file, or a `.md`/`.txt` file
   in a folder named `prompt`/`prompts`/`templates` or whose name contains `prompt`. README,
   CHANGELOG and LICENSE files are never prompts.
+  A template that jinja2 cannot compile (a nunjucks filter jinja2 lacks, such as `load`) is
+  skipped, with its reason. A `.txt` prompt file holding several prompts separated by lines
+  of `---` (promptfoo's format) is that many prompts: each is written to its own file under
+  `evals/prompts/`, which the suites evaluate.
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
   (outside `.github/`, and not `gate.yml`). Its `provider:`, else a `claude…` model name,
   makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's.
-- **Python entry point** (`module:function`): a top-level public function with exactly one
-  required parameter, in a module that imports an LLM SDK (openai, anthropic, litellm, ...) or
-  names one of the prompt or model-config files found; the function must be named like an
-  entry point (`answer`, `respond`, `chat`, ...), call its parameter like an input (`question`,
-  `request`, ...) or read keys from it (`question["text"]`). Test files are skipped. Among
-  several, an entry-point name wins, then the shortest path.
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import subprocess
@@ -32,18 +29,16 @@ from typing import Literal
 
 import yaml
 
+from gate.init.entry_points import PythonTarget, entry_points, rank
+
 PROMPT_SUFFIXES = {".j2", ".jinja", ".jinja2", ".prompt"}
 PROMPT_TEXT_SUFFIXES = {".md", ".txt"}
 PROMPT_FOLDERS = {"prompt", "prompts", "templates"}
 NOT_PROMPTS = {"readme", "changelog", "license", "contributing", "code_of_conduct", "security"}
 SKIPPED_FOLDERS = {"node_modules", "__pycache__", "venv", "env", "site-packages", "dist", "build"}
-LLM_SDKS = {
-    "openai", "anthropic", "litellm", "langchain", "langchain_openai", "langchain_anthropic",
-    "llama_index", "mistralai", "cohere", "ollama", "google", "vertexai", "groq", "boto3",
-}  # fmt: skip
-ENTRY_NAMES = ("answer", "respond", "reply", "chat", "ask", "generate", "complete", "run")
-INPUT_PARAMS = {"input", "inputs", "request", "case", "payload", "query", "question", "message"}
 MAX_BYTES = 512 * 1024  # bigger files are data, not prompts or configs
+PARTS_DIR = "evals/prompts"  # where the prompts of a `---`-separated file are written
+PART_SEPARATOR = "---"
 
 
 # An example input value's shape: a string, an (empty) list, or a mapping with these keys.
@@ -55,14 +50,8 @@ class Prompt:
     path: str  # relative to the repository root, with forward slashes
     variables: tuple[str, ...]  # the keys the template needs in the case input, sorted
     shapes: dict[str, Shape] = field(default_factory=dict)  # by key; "text" when absent
-
-
-@dataclass(frozen=True)
-class PythonTarget:
-    target: str  # module:function
-    path: str
-    input_keys: tuple[str, ...]  # keys the function reads from its argument, in order
-    sdks: tuple[str, ...] = ()  # the LLM SDKs its module imports, sorted
+    text: str | None = None  # a prompt of a `---` file: gate init writes it to `path`
+    source: str | None = None  # ... the file it comes from
 
 
 @dataclass(frozen=True)
@@ -78,6 +67,7 @@ class Findings:
     model_configs: list[str] = field(default_factory=list)
     models: dict[str, ModelConfig] = field(default_factory=dict)  # by model config path
     targets: list[PythonTarget] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (prompt file, why)
 
 
 def repository_files(root: Path) -> list[str]:
@@ -116,6 +106,54 @@ def is_prompt_path(path: str) -> bool:
     return False
 
 
+def template_problem(text: str) -> str | None:
+    """Why the text is no jinja2 template the gate can render (a syntax error, a nunjucks
+    filter jinja2 lacks such as `load`), with its line; None when it is one."""
+    import jinja2
+    from jinja2 import meta
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    try:  # parsed, never rendered, by the environment prompts render in
+        meta.find_undeclared_variables(ImmutableSandboxedEnvironment().parse(text))
+    except jinja2.TemplateError as exc:
+        line = getattr(exc, "lineno", None)
+        message = (exc.message or type(exc).__name__).rstrip(".")
+        return message + (f" (line {line})" if line else "")
+    return None
+
+
+def prompt_parts(path: str, text: str) -> list[str]:
+    """The prompts of a file: a `.txt` file's parts between lines of `---`, as promptfoo
+    reads them (blank parts dropped); any other file is one prompt."""
+    if PurePosixPath(path).suffix.lower() != ".txt":
+        return [text]
+    parts: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.strip() == PART_SEPARATOR:
+            parts.append([])
+        else:
+            parts[-1].append(line)
+    kept = ["\n".join(part).strip() + "\n" for part in parts if "".join(part).strip()]
+    return kept if len(parts) > 1 else [text]
+
+
+def _prompts_of(path: str, text: str, found: Findings) -> None:
+    parts = prompt_parts(path, text)
+    for number, part in enumerate(parts, start=1):
+        own = PurePosixPath(path)
+        where = path if len(parts) == 1 else f"{path} (prompt {number} of {len(parts)})"
+        problem = template_problem(part)
+        if problem is not None:
+            found.skipped.append((where, f"not a jinja2 template: {problem}"))
+            continue
+        inputs = template_inputs(part) or {}
+        if len(parts) == 1:
+            found.prompts.append(Prompt(path, tuple(inputs), inputs))
+        else:
+            written = f"{PARTS_DIR}/{own.stem}-{number}{own.suffix}"
+            found.prompts.append(Prompt(written, tuple(inputs), inputs, part, path))
+
+
 def template_inputs(text: str) -> dict[str, Shape] | None:
     """The keys a jinja2 template needs in the case input, each with the shape of an example
     value that renders; None if it does not parse.
@@ -124,13 +162,12 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     template reads from that (`input.question`, `input["lang"]`) count instead. A variable
     the template loops over is a list (`{% for d in docs %}`: an empty one); one it reads keys
     from (`{{ user.name }}`, not a method call such as `name.upper()`) a mapping of them."""
-    from jinja2 import TemplateSyntaxError, meta, nodes
+    from jinja2 import meta, nodes
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    try:  # parsed only, never rendered; in the sandbox the prompts render in
-        tree = ImmutableSandboxedEnvironment().parse(text)
-    except TemplateSyntaxError:
+    if template_problem(text) is not None:
         return None
+    tree = ImmutableSandboxedEnvironment().parse(text)
 
     def key_of(node: nodes.Node) -> str | None:
         if isinstance(node, nodes.Getattr):
@@ -204,110 +241,6 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def module_name(path: str) -> str | None:
-    pure = PurePosixPath(path)
-    parts = [*pure.parts[:-1], pure.stem]
-    if pure.stem == "__init__":
-        parts = parts[:-1]
-    if not parts or not all(part.isidentifier() for part in parts):
-        return None
-    return ".".join(parts)
-
-
-def is_test_path(path: str) -> bool:
-    pure = PurePosixPath(path)
-    return (
-        pure.name.startswith("test_")
-        or pure.stem.endswith("_test")
-        or pure.name in {"conftest.py", "setup.py", "noxfile.py"}
-        or bool({"tests", "test"} & set(pure.parts[:-1]))
-    )
-
-
-def imported_tops(tree: ast.Module) -> set[str]:
-    tops: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            tops |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            tops.add(node.module.split(".")[0])
-    return tops
-
-
-def strings_in(tree: ast.Module) -> set[str]:
-    return {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-    }
-
-
-def keys_read(func: ast.FunctionDef, param: str) -> tuple[str, ...]:
-    """Keys of `param["key"]` and `param.get("key")` in the function's body, in order."""
-    keys: list[str] = []
-    for node in ast.walk(func):
-        key = None
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == param
-            and isinstance(node.slice, ast.Constant)
-        ):
-            key = node.slice.value
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == param
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            key = node.args[0].value
-        if isinstance(key, str) and key != "id" and key not in keys:
-            keys.append(key)
-    return tuple(keys)
-
-
-def entry_points(path: str, text: str, known_files: set[str]) -> list[PythonTarget]:
-    module = module_name(path)
-    if module is None or is_test_path(path):
-        return []
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return []
-    names = {PurePosixPath(f).name for f in known_files}
-    mentions = any(name in s for s in strings_in(tree) for name in names)
-    sdks = tuple(sorted(imported_tops(tree) & LLM_SDKS))
-    if not (sdks or mentions):
-        return []
-    found = []
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
-            continue
-        args = node.args
-        positional = [*args.posonlyargs, *args.args]
-        required = len(positional) - len(args.defaults)
-        required_kw = [
-            a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None
-        ]
-        if required != 1 or required_kw:
-            continue
-        param = positional[0].arg
-        keys = keys_read(node, param)
-        # A loader such as `load_config(path)` is no entry point: ask for a sign of one.
-        if node.name in ENTRY_NAMES or param in INPUT_PARAMS or keys:
-            found.append(PythonTarget(f"{module}:{node.name}", path, keys, sdks))
-    return found
-
-
-def rank(target: PythonTarget) -> tuple[int, int, str]:
-    name = target.target.rpartition(":")[2]
-    preferred = ENTRY_NAMES.index(name) if name in ENTRY_NAMES else len(ENTRY_NAMES)
-    return (preferred, target.path.count("/"), target.target)
-
-
 def scan(root: Path) -> Findings:
     found = Findings()
     files = repository_files(root)
@@ -315,9 +248,8 @@ def scan(root: Path) -> Findings:
         pure = PurePosixPath(path)
         if is_prompt_path(path):
             text = read_text(root / path)
-            inputs = template_inputs(text) if text is not None else None
-            if inputs is not None:
-                found.prompts.append(Prompt(path, tuple(inputs), inputs))
+            if text is not None:
+                _prompts_of(path, text, found)
         elif (
             pure.suffix in {".yml", ".yaml"}
             and pure.parts[0] != ".github"
@@ -328,7 +260,7 @@ def scan(root: Path) -> Findings:
             if model:
                 found.model_configs.append(path)
                 found.models[path] = model
-    known = {p.path for p in found.prompts} | set(found.model_configs)
+    known = {p.source or p.path for p in found.prompts} | set(found.model_configs)
     for path in files:
         if path.endswith(".py"):
             text = read_text(root / path)

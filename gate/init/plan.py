@@ -1,23 +1,18 @@
-"""The files `gate init` writes: gate.yml, starter cases and the PR workflow, from the findings."""
+"""What `gate init` will write, decided from the findings: the suites (which system, which
+prompt and model config, the input keys of the example cases), the `watch` globs and the
+provider keys the workflow passes, with one line of why per decision."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
-import yaml
-
 from gate.errors import InputError
-from gate.flow.scaffold import PROMPT_FOLDERS, Findings, PythonTarget, Shape, nearest
+from gate.init.detect import PROMPT_FOLDERS, Findings, Shape, nearest
+from gate.init.entry_points import PythonTarget
 
-CONFIG = "gate.yml"
-WORKFLOW = ".github/workflows/eval-gate.yml"
-CASES_DIR = "evals"
-EXAMPLE_MARK = "written by `gate init`: replace with a real case"
 PROMPT_SUFFIXES = re.compile(r"(\.(j2|jinja2?|prompt|md|txt))+$")
 
 
@@ -36,6 +31,7 @@ class Plan:
     watch: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)  # one line per decision, printed by init
     key_envs: tuple[str, ...] = ("OPENAI_API_KEY",)
+    prompt_files: dict[str, str] = field(default_factory=dict)  # the prompts of `---` files
 
 
 def suite_name(path: str, taken: set[str]) -> str:
@@ -109,9 +105,18 @@ def prompt_plan(findings: Findings) -> Plan:
         system = {"kind": kind, "model_config": config, "prompt": prompt.path}
         suites.append(Suite(name, system, prompt.variables, shapes=prompt.shapes))
         why.append(f"suite {name}: {kind} system, prompt {prompt.path}, model config {config}")
+        if prompt.source is not None:
+            why.append(f"  ({prompt.path} is one of the prompts of {prompt.source}, split at ---)")
     used = {s.system["model_config"] for s in suites}
     keys = sorted({findings.models[c].key_env for c in used}, key=_openai_first)
-    return Plan(suites=suites, watch=watch_globs(findings), why=why, key_envs=tuple(keys))
+    parts = {p.path: p.text for p in findings.prompts if p.text is not None}
+    return Plan(
+        suites=suites,
+        watch=watch_globs(findings),
+        why=why,
+        key_envs=tuple(keys),
+        prompt_files=parts,
+    )
 
 
 def make_plan(findings: Findings) -> Plan:
@@ -126,83 +131,3 @@ def make_plan(findings: Findings) -> Plan:
         "config (YAML with `model:`) and no Python entry point; pass --prompt FILE "
         "--model-config FILE, or --target module:function"
     )
-
-
-def config_text(plan: Plan) -> str:
-    data: dict[str, Any] = {}
-    if plan.watch:
-        data["watch"] = plan.watch
-    data["threshold"] = 3
-    data["block_severities"] = ["blocker"]
-    data["suites"] = [{"name": s.name, "cases": s.cases, "system": s.system} for s in plan.suites]
-    header = (
-        "# Eval Gate configuration, written by `gate init`. Every key is explained in the\n"
-        "# README's Configuration section; `gate schema config` prints the JSON Schema.\n"
-        "# A pull request that changes none of `watch`, this file, the cases or a system's\n"
-        "# own files (prompt, model config, Python module) is skipped.\n"
-    )
-    return header + yaml.safe_dump(data, sort_keys=False, width=100)
-
-
-def example_value(key: str, n: int, shape: Shape) -> Any:
-    if shape == "list":
-        return []
-    if isinstance(shape, tuple):
-        return {k: f"example {k} {n}" for k in shape}
-    return f"example {key} {n}"
-
-
-def example_input(suite: Suite, n: int) -> dict[str, Any]:
-    if not suite.input_keys:
-        return {"question": f"example question {n}"}
-    return {k: example_value(k, n, suite.shapes.get(k, "text")) for k in suite.input_keys}
-
-
-def cases_text(suite: Suite) -> str:
-    """Three example cases in the published JSONL format (format A), one per check family."""
-    mark = {"example": EXAMPLE_MARK}
-    cases = [
-        {
-            "id": "example-1",
-            "task": "example",
-            "input": example_input(suite, 1),
-            "expect": {"min_chars": 1},
-            "metadata": mark,
-        },
-        {
-            "id": "example-2",
-            "task": "example",
-            "input": example_input(suite, 2),
-            "expect": {"max_chars": 4000, "must_not_include": ["as an AI language model"]},
-            "metadata": mark,
-        },
-        {
-            "id": "example-3",
-            "task": "example",
-            "severity": "minor",
-            "input": example_input(suite, 3),
-            "expect": {"not_regex": ["(?i)traceback \\(most recent call last\\)"]},
-            "reference": "A good answer to example 3, as you would want it.",
-            "metadata": mark,
-        },
-    ]
-    return "".join(json.dumps(case) + "\n" for case in cases)
-
-
-def workflow_text(key_envs: tuple[str, ...]) -> str:
-    """examples/pr-gate.yml, shipped in the package, with the provider keys the suites need."""
-    text = resources.files("gate.examples").joinpath("pr-gate.yml").read_text(encoding="utf-8")
-    line = "          OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}\n"
-    keys = "".join(line.replace("OPENAI_API_KEY", key) for key in key_envs)
-    return text.replace(line, keys)
-
-
-def files_for(plan: Plan) -> dict[str, str]:
-    """Relative path -> content of every file `gate init` writes."""
-    single = len(plan.suites) == 1
-    for suite in plan.suites:
-        suite.cases = f"{CASES_DIR}/{'cases' if single else suite.name}.jsonl"
-    files = {CONFIG: config_text(plan)}
-    files.update({suite.cases: cases_text(suite) for suite in plan.suites})
-    files[WORKFLOW] = workflow_text(plan.key_envs)
-    return files

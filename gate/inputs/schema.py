@@ -1,0 +1,35 @@
+"""The JSON Schemas of what the user writes, generated from the pydantic models: gate.yml
+(`GateConfig`) and one case (`CaseRecord`). Published in schemas/ (`gate schema`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from gate.inputs.cases import CaseRecord
+from gate.inputs.config import GateConfig
+
+SchemaKind = Literal["config", "case"]
+TITLES = {
+    "config": "Eval Gate configuration (gate.yml)",
+    "case": "Eval Gate case (a line of a .jsonl suite, an item of .json or .yaml; a CSV row "
+    "maps onto it)",
+}
+
+
+def schema_for(kind: SchemaKind) -> dict[str, Any]:
+    model = GateConfig if kind == "config" else CaseRecord
+    schema = model.model_json_schema(by_alias=True, mode="validation")
+    if kind == "config":
+        _allow_single_suite_shorthand(schema)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = TITLES[kind]
+    return schema
+
+
+def _allow_single_suite_shorthand(schema: dict[str, Any]) -> None:
+    """`cases:` + `system:` at the top level stand for one suite (see GateConfig)."""
+    suite = schema["$defs"]["SuiteConfig"]["properties"]
+    for key in ("cases", "system"):
+        schema["properties"][key] = suite[key]
+    schema["required"] = [r for r in schema.get("required", []) if r != "suites"]
+    schema["oneOf"] = [{"required": ["suites"]}, {"required": ["cases", "system"]}]

@@ -1,0 +1,212 @@
+"""CSV case files: promptfoo's columns and `type: value` checks, the gate's own columns, errors
+naming file, line, row and column, a property test of the parser, and a CSV suite through
+`gate run` and `gate validate`."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from helpers.cli import ECHO_APP, Project, run_gate
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gate.errors import InputError
+from gate.inputs.cases import load_cases
+from gate.inputs.csv_cases import read_rows
+
+
+def load(tmp_path: Path, text: str, name: str = "faq.csv") -> list:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    return load_cases(name, tmp_path)
+
+
+def expect_of(tmp_path: Path, assertion: str) -> dict:
+    (case,) = load(tmp_path, f'question,__expected\nq,"{assertion}"\n')
+    return case.expect.model_dump(exclude_defaults=True, by_alias=True)
+
+
+@pytest.mark.parametrize(
+    ("assertion", "expect"),
+    [
+        ("Paris", {"equals": "Paris"}),
+        ("Paris: the capital", {"equals": "Paris: the capital"}),
+        ("equals: 42", {"equals": "42"}),
+        ("contains: Paris", {"contains": ["Paris"]}),
+        ("contains:Paris", {"contains": ["Paris"]}),
+        ("icontains: paris", {"must_include": ["paris"]}),
+        ("not-icontains: sorry", {"must_not_include": ["sorry"]}),
+        ("not-contains: Sorry", {"not_regex": ["Sorry"]}),
+        ("contains-any: Paris, Lyon", {"contains_any": ["Paris", "Lyon"]}),
+        ("contains-all: Paris,Lyon", {"contains_all": ["Paris", "Lyon"]}),
+        ("icontains-all: paris, lyon", {"must_include": ["paris", "lyon"]}),
+        ("icontains-any: a.b, c", {"regex": [r"(?i)(?:a\.b|c)"]}),
+        ("not-icontains-any: x, y", {"must_not_include": ["x", "y"]}),
+        ("not-contains-any: x, y", {"not_regex": ["x", "y"]}),
+        ("regex: \\d{3}", {"regex": ["\\d{3}"]}),
+        ("not-regex: (?i)guarantee", {"not_regex": ["(?i)guarantee"]}),
+        ("starts-with: Yes", {"starts_with": "Yes"}),
+        ("not-starts-with: No", {"not_regex": [r"\A\s*No"]}),
+        ("not-equals: 42", {"not_regex": [r"\A\s*42\s*\Z"]}),
+        ("is-json", {"json_exact": True}),
+        ("contains-json", {"json": True}),
+        ('contains-json: {""type"": ""object""}', {"json": {"type": "object"}}),
+        ("python: checks/tone.py", {"python": ["checks.tone:get_assert"]}),
+        ("python: checks/tone.py:polite", {"python": ["checks.tone:polite"]}),
+        ("file://checks/tone.py:polite", {"python": ["checks.tone:polite"]}),
+        ("python: evals.checks:polite", {"python": ["evals.checks:polite"]}),
+        ("python(0.8): checks.py", {"python": ["checks:get_assert"], "threshold": 0.8}),
+    ],
+)
+def test_promptfoo_assertions_become_checks(tmp_path: Path, assertion: str, expect: dict) -> None:
+    assert expect_of(tmp_path, assertion) == expect
+
+
+def test_columns_of_a_row(tmp_path: Path) -> None:
+    text = (
+        "id,task,severity,heldout,question,context,__expected1,__expected2,__description,"
+        "__metric,__metadata:owner,__metadata:tags[],__threshold,__expected3\n"
+        'cap-fr,geo,blocker,yes,"Capital of France?","{""a"": 1}",contains: Paris,icontains: '
+        'capital,The capital,accuracy,ana,"geo,eu\\,west",0.7,python: checks.py\n'
+        "\n"
+        ',,,,"Two\nlines",,,,,,,,,\n'
+    )
+    first, second = load(tmp_path, text)
+    assert (first.id, first.task, first.severity, first.heldout, first.line) == (
+        "cap-fr", "geo", "blocker", True, 2
+    )  # fmt: skip
+    assert first.input == {"question": "Capital of France?", "context": '{"a": 1}'}
+    assert first.expect.contains == ["Paris"] and first.expect.must_include == ["capital"]
+    assert first.expect.python == ["checks:get_assert"] and first.expect.threshold == 0.7
+    assert first.metadata == {
+        "description": "The capital",
+        "metric": "accuracy",
+        "owner": "ana",
+        "tags": ["geo", "eu,west"],
+    }
+    # no id: the file's name and a hash of the input; defaults as in JSONL; its own line
+    assert second.id.startswith("faq-") and len(second.id) == len("faq-") + 8
+    assert (second.task, second.severity, second.heldout, second.line) == ("faq", "major", False, 4)
+    assert second.input == {"question": "Two\nlines", "context": ""}
+    assert load(tmp_path, text)[1].id == second.id  # stable
+
+
+def error(tmp_path: Path, text: str) -> InputError:
+    with pytest.raises(InputError) as info:
+        load(tmp_path, text)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("q,__expected\nx,similar: Paris\n", 2, "column `__expected` (row 2): promptfoo's `similar` has no equivalent"),
+        ("q,__expected\nx,javascript: output.length < 9\n", 2, "JavaScript checks do not run here"),
+        ("q,__expected\nx,llm-rubric: is polite\n", 2, "use `rubric`"),
+        ("q,__expected\nx,not-contains-all: a\n", 2, "`not-contains-all` has no equivalent"),
+        ("q,__expected2\nx,y\nz,regex: [\n", 3, "column `__expected2` (row 3): invalid regex '['"),
+        ("q,__expected\nx,python: output == 'a'\n", 2, "inline Python does not run here"),
+        ("q,__expected\nx,contains:\n", 2, "`contains` needs a value"),
+        ("q,__expected,__expected2\nx,Paris,Lyon\n", 2, "`equals` is already set by column `__expected`"),
+        ("q,__prefix\nx,Context:\n", 2, "column `__prefix` (row 2): no equivalent here"),
+        ("q,__expectd\nx,y\n", 1, "column `__expectd`: unknown special column (did you mean `__expected`?)"),
+        ("q,_expected\nx,y\n", 1, "did you mean `__expected`?"),
+        ("q,input\nx,y\n", 1, "column `input`: the prompt's `input` is the whole case input"),
+        ("q,q\nx,y\n", 1, "column `q` appears twice"),
+        ("q,,r\nx,y,z\n", 1, "header cell 2 is empty"),
+        ("q,__metadata:\nx,y\n", 1, "`__metadata:` needs a key"),
+        ("q\nx,y\n", 2, "row 2 has 2 cells, the header has 1"),
+        ('q\n"x\n', 2, "malformed CSV"),
+        ("q,severity\nx,critical\n", 2, "column `severity` (row 2)"),
+        ("q,heldout\nx,maybe\n", 2, "column `heldout` (row 2): 'maybe' is not true or false"),
+        ("q,__threshold\nx,0.5\n", 2, "a threshold applies to `python` checks only"),
+        ("q,__expected,__threshold\nx,python: c.py,2\n", 2, "2 is not in [0, 1]"),
+        ("q,__config:__expected:weight\nx,1\n", 2, "only `__config:__expectedN:threshold`"),
+        ("q,__expected\nsame,a\nsame,b\n", 3, "the same input as row 2 (line 2): give the rows an `id` column"),
+        ("id,q\na,x\na,y\n", 3, "duplicate case id 'a' (first defined at faq.csv:2)"),
+        ("", 1, "a CSV case file needs a header row"),
+    ],
+)  # fmt: skip
+def test_errors_name_file_line_row_and_column(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    err = error(tmp_path, text)
+    assert (err.file, err.line) == ("faq.csv", line), str(err)
+    assert message in str(err)
+
+
+def test_config_threshold_sets_the_python_check_threshold(tmp_path: Path) -> None:
+    (case,) = load(tmp_path, "q,__expected2,__config:__expected2:threshold\nx,python: c.py,0.9\n")
+    assert (case.expect.python, case.expect.threshold) == (["c:get_assert"], 0.9)
+
+
+def test_a_bom_and_crlf_lines_are_read(tmp_path: Path) -> None:
+    (tmp_path / "faq.csv").write_bytes('\ufeffid,q\r\na,"x\r\ny"\r\nb,z\r\n'.encode())
+    first, second = load_cases("faq.csv", tmp_path)
+    assert (first.id, first.input, second.line) == ("a", {"q": "x\ny"}, 4)
+
+
+CELL = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\r"), max_size=30
+)
+NAMES = st.lists(
+    st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), min_size=1, max_size=5, unique=True
+)
+
+
+@given(names=NAMES, data=st.data())
+def test_the_parser_reads_back_what_a_csv_writer_wrote(
+    names: list[str], data: st.DataObject
+) -> None:
+    rows = data.draw(st.lists(st.lists(CELL, min_size=len(names), max_size=len(names)), max_size=6))
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([names, *rows])
+    text = buffer.getvalue()
+    header, read = read_rows(text, "t.csv")
+    kept = [row for row in rows if any(cell.strip() for cell in row)]  # blank rows are skipped
+    assert header == names
+    assert [list(r.cells.values()) for r in read] == kept
+    lines = text.split("\n")
+    for row in read:  # each row's line is where its first cell starts
+        written = io.StringIO()
+        csv.writer(written, lineterminator="\n").writerow(list(row.cells.values()))
+        assert "\n".join(lines[row.line - 1 :]).startswith(written.getvalue().rstrip("\n"))
+
+
+def test_a_csv_suite_runs_and_validates(tmp_path: Path) -> None:
+    p = Project(tmp_path)
+    p.write("app.py", ECHO_APP)
+    p.write(
+        "cases/faq.csv",
+        """
+        id,say,__expected,__expected2,severity
+        paris,Paris is the capital,contains: Paris,icontains: CAPITAL,blocker
+        lyon,Lyon is the capital,contains: Paris,,
+        json,"Here you go: {""city"": ""Paris""}",contains-json,,
+        bare,42,42,,
+        open,anything at all,,,
+        """,
+    )
+    p.config({"cases": "cases/faq.csv", "system": {"kind": "python", "target": "app:answer"}})
+    done = run_gate("run", "--out", "reports", cwd=p.root)
+    assert done.code == 0, done.err
+    lines = {line["id"]: line for line in p.read_report()[1]}
+    assert {i: line["status"] for i, line in lines.items()} == {
+        "paris": "pass", "lyon": "fail", "json": "pass", "bare": "pass", "open": "pass"
+    }  # fmt: skip
+    assert (lines["paris"]["severity"], lines["lyon"]["file"], lines["lyon"]["line"]) == (
+        "blocker", "cases/faq.csv", 3
+    )  # fmt: skip
+    done = run_gate("validate", cwd=p.root)
+    assert done.code == 0, done.err
+    assert (
+        "gate: warning: cases/faq.csv:6: case 'open' has no expectation: it passes whatever "
+        "the system answers"
+    ) in done.err
+    assert "5 cases, 0 with a reference, 0 broken, 1 without an expectation" in done.out
+    p.write("cases/faq.csv", "id,say,__expected\nx,hi,similar: hello\n")
+    done = run_gate("validate", cwd=p.root)
+    assert done.code == 2 and "Traceback" not in done.err
+    assert "cases/faq.csv:2: column `__expected` (row 2): promptfoo's `similar`" in done.err

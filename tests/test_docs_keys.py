@@ -1,0 +1,61 @@
+"""The reference pages stay complete: docs/config.md names every gate.yml and model-config key,
+docs/cases.md and the README every check, and the examples in the pages load."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+from helpers.cli import REPO
+
+from gate.inputs.config import GateConfig
+from gate.inputs.expect import EXPECT_KEYS, Expect
+from gate.inputs.sourcemap import known_fields
+from gate.providers.prompts import ModelSettings
+
+CONFIG_MD = (REPO / "docs" / "config.md").read_text()
+CASES_MD = (REPO / "docs" / "cases.md").read_text()
+README = (REPO / "README.md").read_text()
+
+
+def fenced(text: str, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", text, re.DOTALL)
+
+
+def test_config_md_names_every_key() -> None:
+    keys = known_fields(GateConfig) | known_fields(ModelSettings) | {"tools", "tool_choice"}
+    missing = sorted(k for k in keys if f"`{k}`" not in CONFIG_MD)
+    assert missing == []
+
+
+def test_every_check_is_in_cases_md_and_the_readme() -> None:
+    for page, text in (("docs/cases.md", CASES_MD), ("README.md", README)):
+        missing = sorted(k for k in EXPECT_KEYS if f"`{k}`" not in text)
+        assert missing == [], page
+
+
+def test_the_full_config_example_is_a_valid_config() -> None:
+    (example,) = [block for block in fenced(CONFIG_MD, "yaml") if "suites:" in block]
+    config = GateConfig.model_validate(yaml.safe_load(example))
+    assert config.repeats == "auto" and config.suites[0].cases == [
+        "evals/faq.jsonl",
+        "evals/sheet.csv",
+    ]
+
+
+def test_the_check_examples_are_valid_cases() -> None:
+    (examples,) = fenced(CASES_MD, "jsonl")
+    used: set[str] = set()
+    for line in examples.splitlines():
+        case = json.loads(line)
+        Expect.model_validate(case["expect"])
+        used |= set(case["expect"])
+    assert used == set(EXPECT_KEYS)  # one example of every check
+
+
+def test_the_pages_are_linked_from_the_readme() -> None:
+    for page in ("docs/cases.md", "docs/config.md"):
+        assert f"]({page}" in README
+        assert (Path(REPO) / page).is_file()
