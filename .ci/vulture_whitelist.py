@@ -63,3 +63,6 @@ _.system_config_file
 
 # The power line's standard deviation, part of the json format (compare/power.py).
 _.sd_points
+
+# jinja2's sandbox reads it: which binary operators go through call_binop (render/environment.py).
+_.intercepted_binops

@@ -111,9 +111,10 @@ def template_problem(text: str) -> str | None:
     filter jinja2 lacks such as `load`), with its line; None when it is one."""
     import jinja2
     from jinja2 import meta
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    try:
-        meta.find_undeclared_variables(jinja2.Environment().parse(text))
+    try:  # parsed, never rendered, by the environment prompts render in
+        meta.find_undeclared_variables(ImmutableSandboxedEnvironment().parse(text))
     except jinja2.TemplateError as exc:
         line = getattr(exc, "lineno", None)
         message = (exc.message or type(exc).__name__).rstrip(".")
@@ -161,12 +162,12 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     template reads from that (`input.question`, `input["lang"]`) count instead. A variable
     the template loops over is a list (`{% for d in docs %}`: an empty one); one it reads keys
     from (`{{ user.name }}`, not a method call such as `name.upper()`) a mapping of them."""
-    import jinja2
     from jinja2 import meta, nodes
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     if template_problem(text) is not None:
         return None
-    tree = jinja2.Environment().parse(text)
+    tree = ImmutableSandboxedEnvironment().parse(text)
 
     def key_of(node: nodes.Node) -> str | None:
         if isinstance(node, nodes.Getattr):

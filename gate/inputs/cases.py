@@ -23,6 +23,7 @@ from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hin
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
+from gate.inputs.text_files import read_utf8
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
@@ -190,12 +191,7 @@ def _csv_cases(text: str, path: Path, display: str) -> Iterator[Case]:
 
 
 def load_case_file(path: Path, display: str) -> list[Case]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", file=display) from None
-    except OSError as exc:
-        raise InputError(f"cannot read case file: {exc.strerror}", file=display) from None
+    text = read_utf8(path, display, "case file")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return [

@@ -192,7 +192,10 @@ class GateConfig(PolicyKeys):
     prices: dict[str, Price] = Field(default_factory=dict)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     templates: str | None = Field(
-        None, description="Folder of jinja2 templates extending or replacing the PR comment's"
+        None,
+        description="Folder of jinja2 templates extending or replacing the PR comment's body. "
+        "They render in a sandbox (no environment, files or Python internals); the marker and "
+        "the verdict line are the gate's, above what they render",
     )
 
     @field_validator("repeats", mode="wrap")

@@ -20,7 +20,6 @@ from gate.render.headline import (
     auto_line,
     context_line,
     delta_digits,
-    headline,
     headline_parts,
     reason_headline,
 )
@@ -250,7 +249,6 @@ def template_context(
         "delta_digits": delta_digits(c),
         "version": __version__,
         "verdict_icon": Md(ICONS[c.verdict]),
-        "headline": headline(c, style, limits.reason_chars),
         "headline_parts": headline_parts(c),
         "reason_headline": reason_headline(c),
         "context_line": context_line(c, ctx, style),

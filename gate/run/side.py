@@ -19,6 +19,7 @@ from gate.checks.base import PythonCheckRunner
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.inputs.paths import display_path
 from gate.inputs.shard import Shard, select_shard
 from gate.providers.cache import resolve_cache_dir
 from gate.report.io import ReportWriter
@@ -69,7 +70,17 @@ class RunRequest:
 def suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     """The suite's cases, read from the config's checkout (the head's, in the PR flow)."""
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
-    cases = load_cases(suite.cases, loaded.base_dir, display_root)
+    try:
+        cases = load_cases(suite.cases, loaded.base_dir, display_root)
+    except InputError as exc:
+        if exc.key != "cases" or exc.line is not None:
+            raise
+        raise InputError(  # no file matched: named at the suite's `cases:` line
+            f"suite {suite.name!r}: {exc.message}",
+            file=display_path(loaded.path, display_root),
+            line=loaded.suite_line(suite.name, "cases"),
+            key="cases",
+        ) from None
     if not cases:
         raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
     _require_services(loaded, cases)
