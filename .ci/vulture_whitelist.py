@@ -8,13 +8,7 @@ schema_version  # RunMeta
 config_file  # RunMeta
 n_cases  # RunMeta
 by_task  # Summary
-base_fraction  # CaseChange (macros.md.j2)
-head_fraction
-base_repeats
-head_repeats
-output_chars
-base_error
-base_output_chars  # CaseChange (comparison.json: how long the base's output was)
+output_chars  # SideCase (comparison.json: how long a side's output was)
 heldout_left_out  # RubricComparison (base.md.j2)
 judged_one_side
 new_errors  # Comparison (base.md.j2)
@@ -70,6 +64,9 @@ _.system_config_file
 
 # The power line's standard deviation, part of the json format (compare/power.py).
 _.sd_points
+
+# jinja2's sandbox reads it: which binary operators go through call_binop (render/environment.py).
+_.intercepted_binops
 
 # promptfoo's per-metric pass rates: read by the comment's template and the json format.
 _.metrics

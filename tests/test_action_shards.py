@@ -28,6 +28,7 @@ from gate.errors import InputError
 from gate.flow.judging import failed_comparison
 from gate.flow.sides import SideStatus
 from gate.github.inputs import read_settings
+from gate.render.reasons import words
 
 N_CASES = 30
 REPORTS = "eval-gate-reports"
@@ -300,13 +301,13 @@ def test_a_side_that_failed_in_a_shard_is_named_with_its_shard() -> None:
     ]
     failed = failed_comparison(statuses, "support")
     assert failed is not None and failed.verdict == "error"
-    assert failed.reasons == [
+    assert words(failed).reasons == [
         "the head side of shard 2/2 could not run (exit 3): sandbox unavailable"
     ]
     # a base that cannot run is an error, never a pass; a head that cannot is the user's
     base_failed = failed_comparison([SideStatus(side="base", returncode=2, error="x")], "s")
     assert base_failed is not None and base_failed.verdict == "error"
-    assert base_failed.reasons[0] == "the base side could not run (exit 2): x"
+    assert words(base_failed).reasons[0] == "the base side could not run (exit 2): x"
     # a run whose every case errored wrote its report: the comparison names the errors
     assert failed_comparison([SideStatus(side="base", returncode=3, complete=True)], "s") is None
     with pytest.raises(InputError, match="no module named app"):

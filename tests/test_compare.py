@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.reports import case, repeated, report, write_report
+from helpers.reports import STABLE_KEYS, case, repeated, report, write_report
 
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.compare.pairing import compare
@@ -14,13 +14,13 @@ from gate.compare.totals import usage
 from gate.errors import InputError
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy, parse_severities, policy_value
-from gate.render.reasons import explain
+from gate.render.reasons import worded
 from gate.report.io import read_report
 from gate.report.summary import summarise
 
 
 def run(tmp_path: Path, base_rows, head_rows, policy: Policy | None = None, **kw) -> Comparison:
-    return explain(
+    return worded(
         compare(
             report(tmp_path, "base", base_rows, **kw),
             report(tmp_path, "head", head_rows, **kw),
@@ -214,8 +214,9 @@ def test_repeats_give_flaky_lists_and_a_resampling_test(tmp_path: Path) -> None:
     c = run(tmp_path, base, head, repeats=3)
     assert c.flaky == ["r0", "r1", "r2"]
     assert c.regressions == ["r1"] and c.fixes == ["r2"]
-    assert c.cases["r0"].head_fraction == pytest.approx(2 / 3, abs=1e-4)
-    assert c.cases["r0"].base_fraction == 1.0 and c.cases["r0"].head_repeats == 3
+    r0 = c.cases["r0"]
+    assert r0.head is not None and r0.head.fraction == pytest.approx(2 / 3, abs=1e-4)
+    assert r0.base is not None and r0.base.fraction == 1.0 and r0.head.repeats == 3
     s = c.statistics
     assert s is not None and s.resampling is not None and s.decision_test == SIGN_FLIP
     # fraction differences: r0 -1/3, r1 -2/3, r2 +2/3 -> mean -1/36 per case
@@ -293,7 +294,9 @@ def test_held_out_cases_keep_only_their_outcome(tmp_path: Path) -> None:
     c = run(tmp_path, base, head)
     held = c.cases["h"]
     assert held.heldout
-    assert held.output is None and held.failed_checks == [] and held.error is None
+    for side in (held.base, held.head):
+        assert side is not None
+        assert side.output is None and side.failed_checks == [] and side.error is None
     assert held.file == "" and held.line == 0
     assert c.regressions == ["h"]
     assert secret not in c.model_dump_json()
@@ -304,8 +307,9 @@ def test_outputs_are_kept_as_bounded_excerpts(tmp_path: Path) -> None:
     base = [case("a")]
     head = [case("a", "fail", output=big)]
     c = run(tmp_path, base, head)
-    assert c.cases["a"].output_chars == 50_000
-    assert len(c.cases["a"].output or "") == 2000
+    head = c.cases["a"].head
+    assert head is not None and head.output_chars == 50_000
+    assert len(head.output or "") == 2000
 
 
 def test_no_paired_cases_compared_nothing_so_it_is_an_error(tmp_path: Path) -> None:
@@ -317,11 +321,11 @@ def test_no_paired_cases_compared_nothing_so_it_is_an_error(tmp_path: Path) -> N
 
 def test_a_new_suite_is_judged_on_the_head_alone(tmp_path: Path) -> None:
     head = report(tmp_path, "head", [case("a"), case("b", "fail")])
-    c = explain(compare(None, head, Policy()))
+    c = worded(compare(None, head, Policy()))
     assert c.verdict == "pass" and c.base_meta is None and c.added == ["a", "b"]
     assert "this suite is new" in c.reasons[0] and not c.notes
     blocked = report(tmp_path, "head", [case("a"), case("b", "fail", severity="blocker")])
-    c = explain(compare(None, blocked, Policy()))
+    c = worded(compare(None, blocked, Policy()))
     assert c.verdict == "fail" and c.blocker_failures == ["b"]
 
 
@@ -331,7 +335,7 @@ def test_empty_head_report_is_an_error(tmp_path: Path) -> None:
 
 
 def test_different_suites_are_noted(tmp_path: Path) -> None:
-    c = explain(
+    c = worded(
         compare(
             report(tmp_path, "base", [case("a")], suite="one"),
             report(tmp_path, "head", [case("a")], suite="two"),
@@ -345,7 +349,7 @@ def test_different_suites_are_noted(tmp_path: Path) -> None:
 def test_skipped_comparison() -> None:
     c = skipped_comparison("no watched file changed", suite="support")
     assert c.verdict == "skipped" and c.exit_code == 0
-    assert c.reasons == ["no watched file changed"] and c.base_pass_rate is None
+    assert worded(c).reasons == ["no watched file changed"] and c.base_pass_rate is None
 
 
 def test_policy_from_config_with_overrides() -> None:
@@ -389,16 +393,7 @@ def test_overrides_are_checked_by_the_policy_keys_own_rules() -> None:
 def test_json_has_the_stable_keys(tmp_path: Path) -> None:
     c = run(tmp_path, [case("a"), case("b")], [case("a", "fail"), case("b")])
     data = c.model_dump(mode="json")
-    for key in (
-        "verdict",
-        "base_pass_rate",
-        "head_pass_rate",
-        "delta_points",
-        "regressions",
-        "fixes",
-        "blocker_failures",
-        "p_value",
-    ):
+    for key in STABLE_KEYS:
         assert key in data
     assert data["regressions"] == ["a"] and data["verdict"] == "fail"
 

@@ -70,7 +70,7 @@ def test_end_to_end_from_gate_run_to_a_failing_verdict(project: Project) -> None
     assert data["blocker_failures"] == ["faq-000"]
     assert (data["base_pass_rate"], data["head_pass_rate"]) == (100.0, 92.5)
     assert data["delta_points"] == -7.5 and data["p_value"] == 0.25
-    assert data["cases"]["faq-000"]["failed_checks"][0]["name"] == "include:CAC"
+    assert data["cases"]["faq-000"]["head"]["failed_checks"][0]["name"] == "include:CAC"
 
     comment = run_gate("compare", str(base), str(head), cwd=project.root)
     assert comment.code == 1
@@ -166,7 +166,8 @@ def test_template_dir_from_the_command_line(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "comment.md.j2").write_text("Verdict {{ c.verdict }}\n")
     done = run_gate("compare", str(base), str(head), "--template-dir", str(folder))
-    assert done.out == "<!-- eval-gate:support -->\nVerdict fail\n"
+    top = "❌ **Eval Gate: fail** (support) — pass rate 100.0% → 0.0% (−100.0 pts, threshold 3)"
+    assert done.out == f"<!-- eval-gate:support -->\n{top} · 1 regression\n\nVerdict fail\n"
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,12 @@ import time
 from pathlib import Path
 
 from helpers.cli import run_gate
+from helpers.reports import case, report
 
-from gate.render.preview import html_page, parse_xychart, terminal_text
+from gate.compare.pairing import compare
+from gate.inputs.policy import Policy
+from gate.render import RenderContext, render_text
+from gate.render.preview import html_page, parse_xychart
 
 
 def test_demo_runs_a_real_pr_comparison_offline(tmp_path: Path) -> None:
@@ -85,11 +89,13 @@ def test_the_preview_draws_mermaid_charts_and_keeps_github_rendering() -> None:
     assert "faq: 66.7" in page
 
 
-def test_terminal_text_is_readable_and_cannot_carry_escape_sequences() -> None:
-    markdown = (
-        "<!-- eval-gate:x -->\n<details><summary><b>Fixes</b></summary>\n\n"
-        "- <code>faq\\-001</code> &lt;b&gt; \x1b[31m &#27;[2J\n</details>\n"
+def test_terminal_text_is_readable_and_cannot_carry_escape_sequences(tmp_path: Path) -> None:
+    hostile = "<b> \x1b[31m &#27;[2J"
+    c = compare(
+        report(tmp_path, "base", [case("faq-001", "fail", output="old")]),
+        report(tmp_path, "head", [case("faq-001", output=f"faq-001 {hostile}")]),
+        Policy(),
     )
-    text = terminal_text(markdown)
-    assert "▸ Fixes" in text and "faq-001 <b>" in text
+    text = render_text(c, RenderContext(suite="x"))
+    assert "▸ ✅ Fixes" in text and "faq-001 <b>" in text
     assert "\x1b" not in text and "eval-gate:x" not in text and "<details>" not in text

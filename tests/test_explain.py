@@ -226,8 +226,11 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
         cwd=root,
     )
     comparison = Comparison.model_validate_json(compared.out)
-    assert comparison.cases["cac-1"].base_output.startswith("Register the company with")
-    assert comparison.cases["secret-1"].base_output is None  # held out: outcomes only
+    cac_base = comparison.cases["cac-1"].base
+    assert cac_base is not None and cac_base.output is not None
+    assert cac_base.output.startswith("Register the company with")
+    secret_base = comparison.cases["secret-1"].base
+    assert secret_base is not None and secret_base.output is None  # held out: outcomes only
     assert comparison.rubric is not None and comparison.rubric.dimensions[0].n == 4
 
     # the terminal shows the same, readable: diff lines indented, no fences, no HTML

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from gate.compare.models import Comparison, Policy
 from gate.compare.pairing import compare
 from gate.compare.system import FileDiff, SystemDiff
-from gate.render import COMMENT_MAX_CHARS, render_comment, render_json, render_junit
+from gate.render import COMMENT_MAX_CHARS, render_comment, render_json, render_junit, render_text
 from gate.render.diff import diff_lines
-from gate.render.preview import html_page, terminal_text
+from gate.render.preview import html_page
 from gate.report.io import Report
 from gate.report.models import CaseResult, CheckResult, RunMeta
 
@@ -297,7 +297,7 @@ def test_any_text_on_either_side_stays_inert(base: str, head: str, needle: str, 
     assert parsed.tags["pre"] >= 2  # the case's diff and the file's
     assert not LIVE_MENTION.search("".join(parsed.scanned_text))
     assert not CONTROL.search("".join(parsed.all_text))
-    shown = terminal_text(body, colour=True)
+    shown = render_text(comparison([pair], system_diff=system), CTX, colour=True)
     assert not re.search(r"\x1b(?!\[(?:3[126]|0)m)", shown)  # only our own colour codes
 
 
@@ -317,7 +317,7 @@ def test_held_out_regressions_show_id_and_verdict_only() -> None:
     c = comparison([(base, head), visible])
     assert c.rubric is not None and c.rubric.heldout_left_out == 1 and not c.rubric.dimensions
     markdown = render_comment(c, CTX)
-    for out in (markdown, render_json(c), render_junit(c), terminal_text(markdown)):
+    for out in (markdown, render_json(c), render_junit(c), render_text(c, CTX)):
         assert secret not in out
         assert "correctness" not in out
     assert "hidden" in markdown and "hidden" not in explained(markdown)

@@ -249,6 +249,11 @@ def test_a_prompt_that_reads_the_input_object_gets_its_keys(tmp_path: Path) -> N
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
+def gate_step(repo: Path) -> dict:
+    steps = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["gate"]["steps"]
+    return next(s for s in steps if s.get("uses", "").startswith("eval-gate/eval-gate@"))
+
+
 def test_the_workflow_passes_the_key_the_system_reads(tmp_path: Path) -> None:
     """A model config's `provider:` and `api_key_env:`, and a Python app's SDK, decide the
     system's kind and the secret the workflow passes: a wrong one fails the first PR's run."""
@@ -260,14 +265,14 @@ def test_the_workflow_passes_the_key_the_system_reads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     suite = yaml.safe_load((repo / "gate.yml").read_text())["suites"][0]
     assert suite["system"]["kind"] == "anthropic"
-    env = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
+    env = gate_step(repo)["env"]
     assert env == {"HOUSE_KEY": "${{ secrets.HOUSE_KEY }}"}
     app = make_repo(tmp_path / "app", {
         "bot.py": "import anthropic\n\ndef answer(question):\n    return question['q']\n",
     })  # fmt: skip
     done = gate(app, "init")
     assert done.returncode == 0, done.stderr
-    env = yaml.safe_load((app / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
+    env = gate_step(app)["env"]
     assert env == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
 
 

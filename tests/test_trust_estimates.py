@@ -15,7 +15,7 @@ from gate.compare.estimates import unbiased_fraction
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
-from gate.report.plan import Plan, boundaries, continues
+from gate.report.plan import AutoRecord, Plan, boundaries, continues
 
 
 def _rows(rng: random.Random, probs: list[float], repeats: int) -> list[dict]:
@@ -72,7 +72,8 @@ def test_regressions_with_repeats_are_fractions_that_fell_by_half(tmp_path: Path
     assert c.regressions == ["fell"] and c.fixes == ["rose"]
     assert "slipped" in c.flaky and "slipped" not in c.regressions  # 2/3 -> 1/3 is noise
     fell = c.cases["fell"]
-    assert (fell.base_passes, fell.base_repeats, fell.head_passes) == (3, 3, 1)
+    assert fell.base is not None and fell.head is not None
+    assert (fell.base.passes, fell.base.repeats, fell.head.passes) == (3, 3, 1)
     expected = 100 * ((1 / 3 - 1) + (1 / 3 - 2 / 3) + (1 - 1 / 3)) / 3
     assert c.delta_points == pytest.approx(expected, abs=0.01)
 
@@ -136,7 +137,7 @@ def test_auto_counts_an_errored_run_as_not_passed_also_in_round_0(tmp_path: Path
     reports = []
     for label, rows in (("b", base_rows), ("h", head_rows)):
         report = read_report(write_report(tmp_path, label, rows, repeats=2))
-        report.meta = report.meta.model_copy(update={"auto": plan.model_dump()})
+        report.meta = report.meta.model_copy(update={"auto": AutoRecord(plan=plan)})
         reports.append(report)
     c = compare(reports[0], reports[1], Policy())
     flow = unbiased_fraction(plan, [True, False], [True, True], stopped_by_rule=False)

@@ -16,7 +16,7 @@ from gate.compare.pairing import compare
 from gate.compare.power import mde_points, resolution
 from gate.inputs.policy import Policy
 from gate.render import RenderContext, render_comment
-from gate.render.reasons import explain
+from gate.render.reasons import worded
 from gate.report.io import read_report
 
 
@@ -61,7 +61,7 @@ def test_a_drop_of_the_mde_is_caught_80_percent_of_the_time() -> None:
 def test_an_11_case_suite_cannot_enforce_3_points(tmp_path: Path) -> None:
     base = write_report(tmp_path, "b", [case(f"c{i}", "pass") for i in range(11)])
     head = write_report(tmp_path, "h", [case(f"c{i}", "pass") for i in range(11)])
-    c = explain(compare(read_report(base), read_report(head), Policy(threshold=3)))
+    c = worded(compare(read_report(base), read_report(head), Policy(threshold=3)))
     assert c.verdict == "pass" and c.power is not None
     assert c.power.case_weight_points == pytest.approx(100 / 11)
     assert c.power.mde_points > 100 / 11
@@ -75,8 +75,8 @@ def test_a_large_suite_has_no_note_and_a_fine_one_is_told(tmp_path: Path) -> Non
     rows = [case(f"c{i}", "pass" if i % 7 else "fail") for i in range(2000)]
     flipped = [case(f"c{i}", "fail" if i % 13 == 0 else "pass") for i in range(2000)]
     base, head = write_report(tmp_path, "b", rows), write_report(tmp_path, "h", flipped)
-    c = explain(compare(read_report(base), read_report(head), Policy(threshold=3)))
+    c = worded(compare(read_report(base), read_report(head), Policy(threshold=3)))
     assert c.power is not None and c.power.mde_points < 3
     assert not any("resolve" in note or "enforce" in note for note in c.notes)
-    fine = explain(compare(read_report(base), read_report(head), Policy(threshold=0.5)))
+    fine = worded(compare(read_report(base), read_report(head), Policy(threshold=0.5)))
     assert any("below what this suite can resolve" in note for note in fine.notes)

@@ -11,7 +11,8 @@ from gate.commands.output import terminal_default, use_colour
 from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
 from gate.inputs.policy import policy_value
-from gate.render.preview import terminal_text
+from gate.render import render_text
+from gate.render.reasons import words
 from gate.render.values import pct, pts
 
 
@@ -66,9 +67,9 @@ def add_parser(sub: Any) -> None:
 def headline(outcome: SuiteOutcome) -> str:
     c = outcome.comparison
     if c.verdict == "skipped":
-        return f"{outcome.suite}: skipped: {'; '.join(c.reasons)}"
+        return f"{outcome.suite}: skipped: {'; '.join(words(c).reasons)}"
     if c.verdict == "error" and c.base_pass_rate is None:
-        return f"{outcome.suite}: error: {'; '.join(c.reasons)}"
+        return f"{outcome.suite}: error: {'; '.join(words(c).reasons)}"
     return (
         f"{outcome.suite}: {c.verdict}: pass rate {pct(c.base_pass_rate)} -> "
         f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "
@@ -103,7 +104,7 @@ def handle(args: argparse.Namespace) -> int:
     shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:
         if shown == "text":
-            sys.stdout.write(terminal_text(outcome.markdown, colour=use_colour()))
+            sys.stdout.write(render_text(outcome.comparison, outcome.context, colour=use_colour()))
         else:
             sys.stdout.write(outcome.summary if shown == "summary" else outcome.markdown)
         sys.stdout.write("\n")

@@ -11,20 +11,21 @@ from typing import Any
 from gate.commands.output import terminal_default, use_colour
 from gate.compare.models import EXIT_CODES
 from gate.compare.pairing import compare
-from gate.errors import InputError
 from gate.inputs.config import load_config
 from gate.inputs.policy import Policy, parse_severities, policy_value
+from gate.inputs.templates import read_template_folder
 from gate.render import (
     RenderContext,
+    check_templates,
     render_comment,
     render_json,
     render_junit,
     render_summary,
+    render_text,
 )
-from gate.render.preview import terminal_text
-from gate.render.reasons import explain
 from gate.report.files import atomic_write
 from gate.report.io import read_report
+from gate.run.provenance import find_repo_root
 
 FORMATS = ("markdown", "summary", "json", "junit", "text")
 
@@ -90,14 +91,17 @@ def _policy_and_templates(args: argparse.Namespace) -> tuple[Policy, Path | None
 
 def handle(args: argparse.Namespace) -> int:
     policy, template_dir = _policy_and_templates(args)
-    if template_dir is not None and not template_dir.is_dir():
-        raise InputError("template folder not found", file=template_dir, key="templates")
+    templates = None
+    if template_dir is not None:
+        within = find_repo_root(template_dir) or template_dir
+        templates = read_template_folder(template_dir, str(template_dir), within=within)
+        check_templates(templates)
     base = read_report(args.base, fold_attempts=True)
     head = read_report(args.head, fold_attempts=True)
     # The reports live until exit: keep the cyclic GC from rescanning their ~10 objects per case
     # at every allocation burst of the comparison (0.5 s of 2 s at 10,000 cases).
     gc.freeze()
-    comparison = explain(compare(base, head, policy))
+    comparison = compare(base, head, policy)
     ctx = RenderContext(
         suite=comparison.suite,
         repository=args.repository,
@@ -106,14 +110,14 @@ def handle(args: argparse.Namespace) -> int:
         base_sha=args.base_sha or base.meta.git_sha,
         run_url=args.run_url,
         report_hint=str(Path(args.head)),
-        template_dir=template_dir.resolve() if template_dir else None,
+        templates=templates,
     )
     rendered = {
         "markdown": lambda: render_comment(comparison, ctx),
         "summary": lambda: render_summary(comparison, ctx),
         "json": lambda: render_json(comparison),
         "junit": lambda: render_junit(comparison),
-        "text": lambda: terminal_text(render_comment(comparison, ctx), colour=use_colour()),
+        "text": lambda: render_text(comparison, ctx, colour=use_colour()),
     }[args.format or terminal_default(args.out)]()
     if args.out:
         atomic_write(Path(args.out), rendered)

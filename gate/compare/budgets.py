@@ -6,7 +6,14 @@ sides ran (every call counted, as in the usage table); a breach is a failing `Fi
 
 from __future__ import annotations
 
-from gate.compare.models import Finding, SideUsage
+from gate.compare.findings import (
+    BudgetExceeded,
+    BudgetFromZero,
+    BudgetMetric,
+    BudgetUnmeasured,
+    Finding,
+)
+from gate.compare.models import SideUsage
 from gate.inputs.policy import Budgets
 
 NOTABLE_COST_CHANGE_PCT = 10.0  # the headline shows a cost change beyond this without a budget
@@ -25,7 +32,9 @@ def _tokens(side: SideUsage) -> float | None:
     return float(side.tokens_total) if side.tokens_total else None
 
 
-def _metrics(base: SideUsage, head: SideUsage) -> dict[str, tuple[float | None, float | None]]:
+def _metrics(
+    base: SideUsage, head: SideUsage
+) -> dict[BudgetMetric, tuple[float | None, float | None]]:
     return {
         "cost": (base.cost_usd, head.cost_usd),
         "tokens": (_tokens(base), _tokens(head)),
@@ -35,28 +44,27 @@ def _metrics(base: SideUsage, head: SideUsage) -> dict[str, tuple[float | None, 
 
 def budget_findings(base: SideUsage, head: SideUsage, budgets: Budgets) -> list[Finding]:
     """A failing finding per exceeded budget; a note for a budget that cannot be measured."""
-    found = []
+    found: list[Finding] = []
     values = _metrics(base, head)
-    for name, limit in (
+    limits: tuple[tuple[BudgetMetric, float | None], ...] = (
         ("cost", budgets.cost_pct),
         ("tokens", budgets.tokens_pct),
         ("latency_p95", budgets.latency_p95_pct),
-    ):
+    )
+    for metric, limit in limits:
         if limit is None:
             continue
-        before, after = values[name]
+        before, after = values[metric]
         if before is None or after is None:
-            found.append(Finding(kind="budget_unmeasured", outcome="note", names=[name]))
+            found.append(BudgetUnmeasured(metric=metric))
             continue
         if before <= 0:
             if after > 0:
-                found.append(Finding(kind="budget_from_zero", outcome="fail", names=[name]))
+                found.append(BudgetFromZero(metric=metric))
             continue
         rise = increase_pct(before, after)
         if rise is not None and rise > limit + 1e-9:
-            found.append(
-                Finding(kind="budget", outcome="fail", names=[name], value=rise, limit=limit)
-            )
+            found.append(BudgetExceeded(metric=metric, rise_pct=rise, limit_pct=limit))
     return found
 
 

@@ -24,7 +24,6 @@ import math
 from collections.abc import Sequence
 from math import comb
 from statistics import NormalDist
-from typing import Any
 
 from gate.errors import InputError
 from gate.report.models import CaseResult
@@ -68,11 +67,6 @@ def unbiased_fraction(
     if ways[total] == 0:
         raise ValueError("these runs cannot come from this plan")
     return ways1[total] / ways[total]
-
-
-def plan_of(meta: dict[str, Any] | None) -> Plan | None:
-    """The plan a report's `auto` metadata recorded; None: the repeats were fixed."""
-    return Plan.model_validate(meta) if meta else None
 
 
 def pair_fractions(plan: Plan | None, base: CaseResult, head: CaseResult) -> tuple[float, float]:

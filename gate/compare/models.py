@@ -1,5 +1,6 @@
-"""The comparison's models: the policy, one case on both sides, per-task and per-side totals,
-and `Comparison`, which is also the `json` format (its keys are stable).
+"""The comparison's models: one case on both sides, per-task and per-side totals, and
+`Comparison`, which is also the `json` format (its keys are stable; `gate.render.reasons` adds
+the findings in words, `reasons` and `notes`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.compare.findings import Finding, Skipped
 from gate.compare.metrics import MetricRate
 from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
@@ -23,26 +25,23 @@ EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
 EXCERPT_CHARS = 2000
 
 
-class Finding(BaseModel):
-    """One rule that decided the verdict, held, or is worth a note; `gate.render.reasons` words
-    it. `outcome` says what it does: error / fail (blocks), pass (held), note (decides nothing)."""
+class SideCase(BaseModel):
+    """One side of a case: its outcome over its runs and, unless held out, what it answered
+    and which checks decided it."""
 
-    kind: str
-    outcome: Literal["error", "fail", "pass", "note"]
-    side: str | None = None
-    ids: list[str] = Field(default_factory=list)
-    new_ids: list[str] = Field(default_factory=list)
-    count: int | None = None
-    n: int | None = None
-    value: float | None = None
-    limit: float | None = None
-    p_value: float | None = None
-    alpha: float | None = None
-    names: list[str] = Field(default_factory=list, description="e.g. the two suites' names")
-    runs: dict[str, list[int]] = Field(
-        default_factory=dict,
-        description="with repeats: id -> [base passes, base runs, head passes, head runs]",
+    status: Status
+    fraction: float = Field(
+        description="pass fraction over the runs (under repeats: auto, the unbiased estimate)"
     )
+    repeats: int = 1
+    passes: int = Field(description="runs that passed, of repeats")
+    flaky: bool = False
+    output: str | None = Field(None, description=f"the first {EXCERPT_CHARS} characters")
+    output_chars: int = Field(0, description="how long the whole output was")
+    failed_checks: list[CheckResult] = Field(default_factory=list)
+    review_checks: list[CheckResult] = Field(default_factory=list, description="needs review")
+    rubric: list[CheckResult] = Field(default_factory=list, description="the judge's results")
+    error: str | None = None
 
 
 class CaseChange(BaseModel):
@@ -53,34 +52,32 @@ class CaseChange(BaseModel):
     severity: str
     heldout: bool = False
     blocking: bool = False
-    base: Status | None = Field(None, description="None: the case is not in the base report")
-    head: Status | None = Field(None, description="None: the case is not in the head report")
-    base_fraction: float | None = Field(None, description="pass fraction over the repeats")
-    head_fraction: float | None = None
-    base_repeats: int = 0
-    head_repeats: int = 0
-    base_passes: int | None = Field(None, description="runs that passed, of base_repeats")
-    head_passes: int | None = None
-    base_flaky: bool = False
-    head_flaky: bool = False
-    failed_checks: list[CheckResult] = Field(default_factory=list)
-    review_checks: list[CheckResult] = Field(default_factory=list)
-    output: str | None = Field(None, description=f"first {EXCERPT_CHARS} characters")
-    output_chars: int = 0
-    base_output: str | None = Field(None, description=f"the base's, first {EXCERPT_CHARS}")
-    base_output_chars: int = 0
-    base_failed_checks: list[CheckResult] = Field(default_factory=list)
-    base_rubric: list[CheckResult] = Field(default_factory=list, description="judge, on base")
-    head_rubric: list[CheckResult] = Field(default_factory=list, description="judge, on head")
-    error: str | None = None
-    base_error: str | None = None
+    base: SideCase | None = Field(None, description="None: the case is not in the base report")
+    head: SideCase | None = Field(None, description="None: the case is not in the head report")
     file: str = ""
     line: int = 0
     index: int = 0
 
     @property
+    def statuses(self) -> tuple[Status | None, Status | None]:
+        """The outcome on base and on head; None where the case is not in that report."""
+        return (self.base.status if self.base else None, self.head.status if self.head else None)
+
+    @property
+    def shown(self) -> SideCase:
+        """The side a listing shows: the head's, or the base's for a removed case."""
+        side = self.head or self.base
+        assert side is not None, "a case is in at least one report"
+        return side
+
+    @property
     def flaky(self) -> bool:
-        return self.base_flaky or self.head_flaky
+        return any(side.flaky for side in (self.base, self.head) if side)
+
+    @property
+    def repeated(self) -> bool:
+        """Either side ran the case more than once."""
+        return any(side.repeats > 1 for side in (self.base, self.head) if side)
 
 
 class TaskDelta(BaseModel):
@@ -110,6 +107,8 @@ class SideUsage(BaseModel):
     judge_calls: int = 0  # what grading cost, apart from the system's own tokens and cost
     judge_tokens: int = 0
     judge_cost_usd: float | None = None
+    cached_calls: int = 0  # of `calls`, answered by the response cache (no call made)
+    judge_cached: int = 0  # of `judge_calls`, likewise
 
 
 class SideTotals(BaseModel):
@@ -129,9 +128,9 @@ class Comparison(BaseModel):
     """The result of `gate compare`, and its `json` format."""
 
     verdict: Verdict
-    findings: list[Finding] = Field(default_factory=list, description="the rules, as data")
-    reasons: list[str] = Field(default_factory=list, description="why this verdict")
-    notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
+    findings: list[Finding] = Field(
+        default_factory=list, description="the rules, as data (`gate.compare.findings`)"
+    )
     suite: str = "default"
     policy: Policy = Field(default_factory=Policy.from_config)
     base_pass_rate: float | None = None
@@ -188,4 +187,4 @@ class Comparison(BaseModel):
 
 def skipped_comparison(reason: str, *, suite: str = "default") -> Comparison:
     """No watched file changed: nothing was run, nothing blocks."""
-    return Comparison(verdict="skipped", reasons=[reason], suite=suite)
+    return Comparison(verdict="skipped", findings=[Skipped(reason=reason)], suite=suite)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from gate.compare.lists import CaseLists
 from gate.compare.models import (
     SideTotals,
     SideUsage,
@@ -48,13 +49,14 @@ def totals(results: list[CaseResult], repeats: int) -> SideTotals:
 def usage(results: Iterable[CaseResult]) -> SideUsage:
     """Every call counts: with repeats, each attempt's tokens, cost and latency."""
     latencies: list[float] = []
-    prompt = completion = calls = 0
+    prompt = completion = calls = cached = 0
     cost: float | None = None
     judges: list[JudgeUsage | None] = []
     for result in results:
         judges.append(result.judge)
         for source in calls_of(result):
             calls += 1
+            cached += int(source.cached)
             prompt += source.prompt_tokens
             completion += source.completion_tokens
             if source.cost_usd is not None:
@@ -63,6 +65,7 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
                 latencies.append(source.latency_ms)
     return SideUsage(
         calls=calls,
+        cached_calls=cached,
         tokens_prompt=prompt,
         tokens_completion=completion,
         tokens_total=prompt + completion,
@@ -80,6 +83,7 @@ def _judge_usage(judge: JudgeUsage | None) -> dict[str, Any]:
         "judge_calls": judge.calls,
         "judge_tokens": judge.tokens.total,
         "judge_cost_usd": judge.cost_usd,
+        "judge_cached": judge.cached,
     }
 
 
@@ -87,14 +91,14 @@ def task_deltas(
     pairs: list[tuple[CaseResult, CaseResult]],
     added: list[CaseResult],
     removed: list[CaseResult],
-    lists: dict[str, list[str]],
+    lists: CaseLists,
     estimates: Estimates | None = None,
 ) -> list[TaskDelta]:
     """Per task, over its paired cases; worst delta first. With `estimates` (repeats) the
     rates are the mean pass fractions, as for the whole suite."""
     stats: dict[str, list[int]] = {}
     sums: dict[str, list[float]] = {}
-    regressed, fixed = set(lists["regressions"]), set(lists["fixes"])
+    regressed, fixed = set(lists.regressions), set(lists.fixes)
     for base, head in pairs:
         row = stats.setdefault(head.task, [0] * 7)
         row[0] += 1

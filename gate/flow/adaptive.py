@@ -28,19 +28,13 @@ from gate.flow.plan import FlowPlan
 from gate.flow.sides import MoreRuns, Side, run_sides
 from gate.inputs.config import GateConfig
 from gate.inputs.policy import Policy
+from gate.render.values import STOPPED
 from gate.report.io import dump_line, read_report, write_report
 from gate.report.models import CaseResult, Report
-from gate.report.plan import Plan, continues
+from gate.report.plan import AutoRecord, Plan, StopReason, continues
 from gate.run.side import auto_plan
 
 CALLS_PER_CASE = 3.5  # the default call budget per side: this many calls per case on average
-
-STOPS = {
-    "clear": "the decision was clear",
-    "settled": "no case was uncertain any more",
-    "budget": "the call budget was reached",
-    "failed": "a side failed",
-}
 
 
 def budget(config: GateConfig, cases: int) -> int:
@@ -78,7 +72,7 @@ class Round:
     limit: int
     active: set[str]
     rounds: int = 0
-    stop: str | None = None
+    stop: StopReason | None = None
     interval: tuple[float, float, float] | None = None
     last: set[str] | None = None  # the cases of a last, partial round (the budget ran out)
     only: set[str] | None = None  # after a clear stop: the open blocking cases still running
@@ -189,7 +183,7 @@ def spend(plan: FlowPlan, sides: Sequence[Side], env: Mapping[str, str]) -> None
         state.rounds += 1
         base, head = read_report(paths["base"]), read_report(paths["head"])
     record(state, base, head, [read_report(path) for path in _detail_reports(sides)])
-    done = f"[gate] suite {suite}: repeats auto: {STOPS[state.stop]} after {state.rounds} rounds"
+    done = f"[gate] suite {suite}: repeats auto: {STOPPED[state.stop]} after {state.rounds} rounds"
     print(done, file=stream, flush=True)
 
 
@@ -201,14 +195,16 @@ def _detail_reports(sides: Sequence[Side]) -> list[Path]:
 def record(state: Round, base: Report, head: Report, others: Sequence[Report] = ()) -> None:
     """Write the plan, the rounds and why they stopped into both reports (and `others`: the
     held-out detail reports, so that a comparison of them follows the plan as well)."""
-    plan = state.plan.model_copy(update={"rounds": state.rounds, "stop": state.stop or ""})
     for report in (base, head, *others):
-        finish(report, plan, state.active, _calls(report))
+        auto = AutoRecord(
+            plan=state.plan, rounds=state.rounds, stop=state.stop, calls=_calls(report)
+        )
+        finish(report, auto, state.active)
 
 
-def finish(report: Report, plan: Plan, active: set[str], calls: int) -> None:
-    """Record in a report the plan it followed and why each case got no more runs."""
-    auto = {**plan.model_dump(), "calls": calls}
+def finish(report: Report, auto: AutoRecord, active: set[str]) -> None:
+    """Record in a report the plan it followed, the rounds, and why each case got no more
+    runs."""
     meta = report.meta.model_copy(update={"auto": auto})
     for result in report.results:
         result.auto_end = "flow" if result.id in active else "rule"

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue, TypeAdapter
 
-from gate.compare.models import Finding
+from gate.compare.findings import Finding, HeadPolicyApplies, HeadPolicyChanges, PolicyChange
 from gate.errors import InputError
 from gate.flow.git import GitRepo
 from gate.flow.git_files import commit_checkout
@@ -82,19 +82,23 @@ def policy_findings(baseline: Baseline, head: LoadedConfig) -> list[Finding]:
     if baseline.shared or baseline.problem:  # a broken base config: its side's error says why
         return []
     if baseline.loaded is None:
-        return [Finding(kind="head_policy_applies", outcome="note")]
+        return [HeadPolicyApplies()]
     base = Policy.from_config(baseline.loaded.config)
     changed = base.differences(head.config)
     if not changed:
         return []
-    names = [f"{key}: {_shown(old)} → {_shown(new)}" for key, (old, new) in changed.items()]
-    return [Finding(kind="head_policy_changes", outcome="note", names=names)]
+    changes = [
+        PolicyChange(key=key, base=_value(old), head=_value(new))
+        for key, (old, new) in changed.items()
+    ]
+    return [HeadPolicyChanges(changes=changes)]
 
 
-def _shown(value: object) -> str:
-    if isinstance(value, BaseModel):  # e.g. budgets: only the keys that are set
-        fields = value.model_dump(exclude_none=True)
-        return "{" + ", ".join(f"{k}: {_shown(v)}" for k, v in fields.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(map(_shown, value)) + "]"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+_JSON: TypeAdapter[JsonValue] = TypeAdapter(JsonValue)
+
+
+def _value(value: object) -> JsonValue:
+    """A policy value as data (budgets: only the keys that are set)."""
+    if isinstance(value, BaseModel):
+        return _JSON.validate_python(value.model_dump(exclude_none=True))
+    return _JSON.validate_python(value)

@@ -23,7 +23,8 @@ from typing import TextIO
 
 import git
 
-from gate.render.preview import html_page, terminal_text
+from gate.render import render_text
+from gate.render.preview import html_page
 
 DEMO_CONFIG = """\
 # Eval Gate demo: the support suite against the bundled offline example app.
@@ -133,7 +134,8 @@ def run_demo(folder: Path | None, out: TextIO, progress: TextIO) -> DemoResult:
     preview.write_text(html_page(markdown, title="Eval Gate demo: PR comment"), encoding="utf-8")
     verdict = combined_verdict(outcomes)
     rule = "─" * 78
-    out.write(f"{rule}\nThe PR comment\n{rule}\n{terminal_text(markdown)}{rule}\n")
+    shown = "\n".join(render_text(o.comparison, o.context) for o in outcomes)
+    out.write(f"{rule}\nThe PR comment\n{rule}\n{shown}{rule}\n")
     out.write(
         f"verdict: {verdict} (a real PR with this verdict could not merge)\n"
         f"repository:   {repo} (branch prompt-refresh vs main: `git -C {repo} diff main`)\n"

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gate.compare.models import Comparison, Finding
+from gate.compare.findings import Finding, NoBaseResults, SideFailed
+from gate.compare.models import Comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.flow.sides import SideStatus
 from gate.inputs.policy import Policy
-from gate.render.reasons import explain
 from gate.report.io import read_report
 
 
@@ -37,10 +37,12 @@ def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison 
     if not failed:
         return None
     first = [s for s in failed if s.returncode and s.returncode > 0] or failed
-    reasons = [f"{s.who} could not run (exit {s.returncode}): {s.error}" for s in first]
+    findings: list[Finding] = [
+        SideFailed(side=s.side, shard=s.shard, exit_code=s.returncode, error=s.error) for s in first
+    ]
     if any(s.side == "base" for s in first):
-        reasons.append("without the base's results nothing can be compared, so this is no pass")
-    return Comparison(verdict="error", reasons=reasons, suite=suite)
+        findings.append(NoBaseResults())
+    return Comparison(verdict="error", findings=findings, suite=suite)
 
 
 def judge(
@@ -51,7 +53,7 @@ def judge(
     baseline: bool = True,
     findings: Sequence[Finding] = (),
 ) -> Comparison:
-    """The suite's comparison, worded; `baseline` False: a new suite, the head judged alone.
+    """The suite's comparison; `baseline` False: a new suite, the head judged alone.
     `findings` are the flow's own notes (e.g. what the head's policy would change)."""
     failed = failed_comparison(run.statuses, suite)
     if failed is not None:
@@ -59,5 +61,4 @@ def judge(
     head = read_report(run.reports["head"], fold_attempts=True)
     base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
     comparison = compare(base, head, policy)
-    comparison = comparison.model_copy(update={"findings": [*comparison.findings, *findings]})
-    return explain(comparison)
+    return comparison.model_copy(update={"findings": [*comparison.findings, *findings]})

@@ -6,21 +6,33 @@ comment, decides per suite whether it runs (change detection: every mode decides
 way), and sets where the comments' templates come from. The full flow, `gate check`,
 `gate demo` and the Action's shard and finish modes each start from one plan; nothing after it
 reads the base's gate.yml or builds a policy again.
+
+Planning also validates what the PR brings before any side runs (`validate_head`): the head's
+config, the case files of every suite that runs, the system files it names, its prompt
+templates (and what they include) and the comment templates. Bad input the PR brings is
+then always exit 2 naming the PR's file and line, whichever side would have read it first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from gate.compare.models import Finding
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange
 from gate.flow.request import FlowRequest
-from gate.flow.triggers import relevant_changes, suite_triggers
+from gate.flow.triggers import base_watch, relevant_changes, suite_triggers
+from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
-from gate.render import RenderContext
+from gate.inputs.templates import TemplateSet, read_template_folder
+from gate.providers.cache import resolve_cache_dir
+from gate.providers.prompts import ChatPrompt
+from gate.render import RenderContext, check_templates
+from gate.run.preflight import pythonpath_problems, system_files_problems
+from gate.run.side import suite_cases
 
 
 @dataclass(frozen=True)
@@ -63,28 +75,58 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
     policy = flow_policy(
         baseline, head, threshold=overrides.threshold, block_severities=overrides.block_severities
     )
-    templates = head.base_dir / head.config.templates if head.config.templates else None
-    render = request.display
-    if templates is not None:
-        render = render.model_copy(update={"template_dir": templates.resolve()})
+    templates = comment_templates(head, revisions.repo.root)
+    render = request.display.model_copy(update={"templates": templates})
+    suites = plan_suites(request, baseline)
+    validate_head(request, [s for s in suites if s.runs], templates)
     return FlowPlan(
         request=request,
         baseline=baseline,
         policy=policy,
         notes=tuple(policy_findings(baseline, head)),
-        suites=tuple(plan_suites(request, baseline)),
+        suites=tuple(suites),
         render=render,
     )
 
 
+def comment_templates(loaded: LoadedConfig, root: Path) -> TemplateSet | None:
+    """The comment templates the folder `templates:` of `loaded` names, read from `root` as
+    data (nothing outside the repository); None: the built-in ones."""
+    if not loaded.config.templates:
+        return None
+    folder = loaded.base_dir / loaded.config.templates
+    shown = relative_posix(folder, root) or str(folder)
+    return read_template_folder(folder, shown, within=root)
+
+
+def validate_head(
+    request: FlowRequest, suites: Sequence[SuitePlan], templates: TemplateSet | None
+) -> None:
+    """What `gate run` of the head would reject at its start, found before any side runs:
+    the cases, the system's files and prompts, the pythonpath, the comment templates. The
+    head's code is not run here (the gate's process holds the secrets)."""
+    head, root = request.config, request.revisions.repo.root
+    for plan in suites:
+        suite = head.config.suite(plan.name)
+        suite_cases(head, suite)
+        problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
+        if problems:
+            raise problems[0]
+        if isinstance(suite.system, OpenAISystem | AnthropicSystem):
+            ChatPrompt(root, suite.system.model_config_file, suite.system.prompt, "system")
+    if templates is not None:
+        check_templates(templates)
+
+
 def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
-    """Change detection: which suites run, and which of them the base's gate.yml has."""
+    """Change detection: which suites run (the head's triggers or the base's `watch`), and
+    which of them the base's gate.yml has."""
     changes = _changes(request)
     root = request.revisions.repo.root
     plans = []
     for suite in request.config.config.suites:
         patterns = suite_triggers(request.config, suite, root)
-        relevant = relevant_changes(changes, patterns)
+        relevant = relevant_changes(changes, patterns, base_watch(baseline.loaded, suite.name))
         skip = None if relevant else _skip_reason(changes, patterns)
         plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
     return plans
@@ -97,13 +139,21 @@ def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
     return f"no watched file changed ({len(changes)} changed; watching {shown})"
 
 
+def cache_dir(request: FlowRequest) -> Path:
+    """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
+    root = request.revisions.repo.root
+    return resolve_cache_dir(request.config.config.cache.dir, request.io.environ, root)
+
+
 def _changes(request: FlowRequest) -> list[FileChange]:
     revisions = request.revisions
     repo = revisions.repo
     head = revisions.head_sha
     since = repo.merge_base(revisions.base_sha, head or "HEAD", fetch=revisions.fetch)
     changes = repo.changed_files(since, head)
-    out_rel = relative_posix(request.io.out_dir, repo.root)
-    if out_rel:  # our own reports are never a change (gate check runs in the working tree)
-        changes = [c for c in changes if not any(p.startswith(out_rel + "/") for p in c.paths)]
+    # Our own reports and the response cache are never a change, even when committed or not
+    # ignored (gate check runs in the working tree).
+    own = [relative_posix(path, repo.root) for path in (request.io.out_dir, cache_dir(request))]
+    for rel in filter(None, own):
+        changes = [c for c in changes if not any(p.startswith(rel + "/") for p in c.paths)]
     return changes

@@ -27,14 +27,13 @@ from typing import Any, TextIO, TypeVar
 from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
 from gate.flow.git import GitRepo
 from gate.flow.judging import SuiteRun, judge
-from gate.flow.plan import FlowPlan, SuitePlan, plan_flow
+from gate.flow.plan import FlowPlan, SuitePlan, cache_dir, plan_flow
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sides import Side, run_sides, side_env
 from gate.flow.system_diff import with_system_diff
 from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
-from gate.providers.cache import default_cache_dir
 from gate.render import RenderContext, render_comment, render_summary
 
 VERDICT_ORDER = ("error", "fail", "pass", "skipped")
@@ -42,7 +41,8 @@ VERDICT_ORDER = ("error", "fail", "pass", "skipped")
 
 @dataclass(frozen=True)
 class SuiteOutcome:
-    """One suite of the flow: its comparison and the rendered comment and summary."""
+    """One suite of the flow: its comparison, the rendered comment and summary, and where they
+    are shown (`context`: for other formats of the same comparison, e.g. the terminal's)."""
 
     suite: str
     comparison: Comparison
@@ -50,6 +50,7 @@ class SuiteOutcome:
     summary: str
     changes: tuple[str, ...] = ()
     reports: dict[str, Path] = field(default_factory=dict)
+    context: RenderContext = field(default_factory=RenderContext)
 
     def __iter__(self) -> Iterator[Any]:
         """Unpacks as `(suite, comparison, markdown)`."""
@@ -93,11 +94,6 @@ def report_label(side: str, shard: Shard | None) -> str:
     return f"{side}.{shard_name(shard)}" if shard else side
 
 
-def _render(plan: FlowPlan, comparison: Comparison, suite: str) -> tuple[str, str]:
-    ctx = plan.render.model_copy(update={"suite": suite})
-    return render_comment(comparison, ctx), render_summary(comparison, ctx)
-
-
 def run_planned(
     plan: FlowPlan, then: Callable[[SuitePlan, SuiteRun], T], *, shard: Shard | None = None
 ) -> dict[str, T]:
@@ -106,9 +102,9 @@ def run_planned(
     runnable = plan.runnable
     if not runnable:
         return {}
-    repo, environ = plan.request.revisions.repo, plan.request.io.environ
+    repo = plan.request.revisions.repo
     with repo.worktree(plan.request.revisions.base_sha) as base_root:
-        env = side_env(repo.subprocess_env(), default_cache_dir(environ))
+        env = side_env(repo.subprocess_env(), cache_dir(plan.request))
         return {s.name: then(s, _run_suite(plan, s, base_root, env, shard)) for s in runnable}
 
 
@@ -170,9 +166,12 @@ def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> list[SuiteOutcome]
             )
         else:
             comparison, reports = skipped_comparison(suite.skip_reason or "", suite=suite.name), {}
-        markdown, summary = _render(plan, comparison, suite.name)
+        ctx = plan.render.model_copy(update={"suite": suite.name})
+        markdown, summary = render_comment(comparison, ctx), render_summary(comparison, ctx)
         changed = tuple(str(c) for c in suite.changes)
-        result.append(SuiteOutcome(suite.name, comparison, markdown, summary, changed, reports))
+        result.append(
+            SuiteOutcome(suite.name, comparison, markdown, summary, changed, reports, ctx)
+        )
     return result
 
 

@@ -26,6 +26,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from gate import __version__
+from gate.compare.findings import (
+    Finding,
+    ShardFile,
+    ShardsIncomplete,
+    ShardsMissing,
+    ShardsStale,
+    ShardsUnmerged,
+    Skipped,
+)
 from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
 from gate.flow.judging import SuiteRun, failed_comparison, judge
@@ -44,6 +53,7 @@ from gate.flow.sides import SIDES, SideStatus
 from gate.inputs.paths import display_path
 from gate.inputs.shard import Shard
 from gate.render.markdown import text
+from gate.render.reasons import sentence
 from gate.report.files import atomic_write
 from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
@@ -80,12 +90,16 @@ class ShardRecord(BaseModel):
 
 @dataclass(frozen=True)
 class ShardOutcome:
-    """What a shard job did for one suite."""
+    """What a shard job did for one suite: the findings of an error, or why it skipped."""
 
     suite: str
     shard: Shard
     verdict: ShardVerdict
-    reasons: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [sentence(f) for f in self.findings]
 
 
 # --- mode: shard -----------------------------------------------------------------------------
@@ -107,12 +121,14 @@ def run_shard_flow(plan: FlowPlan, shard: Shard) -> list[ShardOutcome]:
         atomic_write(folder / f"{shard_name(shard)}.json", entry.model_dump_json(indent=2) + "\n")
         failed = failed_comparison(run.statuses, suite.name)  # a bad head config: exit 2
         if failed is not None:
-            return ShardOutcome(suite.name, shard, "error", failed.reasons)
+            return ShardOutcome(suite.name, shard, "error", failed.findings)
         return ShardOutcome(suite.name, shard, "partial")
 
     ran = run_planned(plan, record, shard=shard)
     return [
-        ran[p.name] if p.runs else ShardOutcome(p.name, shard, "skipped", [p.skip_reason or ""])
+        ran[p.name]
+        if p.runs
+        else ShardOutcome(p.name, shard, "skipped", [Skipped(reason=p.skip_reason or "")])
         for p in plan.suites
     ]
 
@@ -166,47 +182,35 @@ def find_records(folder: Path) -> dict[str, Found]:
     return found
 
 
-def shard_problem(suite: str, found: Found, revisions: Revisions, folder: str) -> str | None:
+def shard_problem(suite: str, found: Found, revisions: Revisions, folder: str) -> Finding | None:
     """Why the shards of a suite cannot make its whole report: none, some missing or
     duplicated, or of other commits. None when every shard is there once."""
     if not found:
-        return (
-            f"no shard reports of suite `{suite}` under `{folder}`: every shard job must run "
-            "with `mode: shard` and upload its reports, and the final job must download them "
-            "into that folder"
-        )
+        return ShardsMissing(suite=suite, folder=folder)
     root, base, head = revisions.repo.root, revisions.base_sha, revisions.head_sha
     stale = [
-        f"{r.shard} ({display_path(p, root)})"
+        ShardFile(shard=r.shard, path=display_path(p, root))
         for p, r in found
         if (r.base_sha, r.head_sha) != (base, head)
     ]
     if stale:
-        return (
-            f"shard reports of other commits than base {base[:12]} and head "
-            f"{(head or '')[:12]}: {', '.join(stale)}"
-        )
+        return ShardsStale(base_sha=base, head_sha=head or "", stale=stale)
     try:
         check_shards(
             [(Path(display_path(p, root)), RunMeta(suite=suite, shard=r.shard)) for p, r in found]
         )
     except InputError as exc:
-        return (
-            f"{exc.message}; the verdict needs every shard exactly once (a shard is missing when "
-            "its job failed, was skipped or cancelled, or its reports were not downloaded)"
-        )
+        return ShardsIncomplete(problem=exc.message)
     return None
 
 
-def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> str | None:
+def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> Finding | None:
     """Each side's shards into `out/<side>.jsonl`; why not, if they do not merge."""
-    ran = {s.side for s in statuses}
-    sides = [s for s in SIDES if s in ran]
-    for side in sides:
+    for side in sorted({s.side for s in statuses}):  # base, then head
         try:
             merge_reports([r.report(p.parent, side) for p, r in found], out, side)
         except InputError as exc:
-            return f"the {side} shards do not merge: {exc}"
+            return ShardsUnmerged(side=side, problem=str(exc))
     return None
 
 
@@ -214,7 +218,7 @@ def _finish_suite(plan: FlowPlan, planned: SuitePlan, found: Found, folder: str)
     suite = planned.name
     problem = shard_problem(suite, found, plan.request.revisions, folder)
     if problem is not None:
-        return Comparison(verdict="error", reasons=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), {}
     statuses = tuple(s for _, r in found for s in r.sides)
     failed = failed_comparison(statuses, suite)
     if failed is not None:
@@ -227,7 +231,7 @@ def _finish_suite(plan: FlowPlan, planned: SuitePlan, found: Found, folder: str)
     )
     problem = _merge_sides(found, statuses, out)
     if problem is not None:
-        return Comparison(verdict="error", reasons=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), {}
     run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
     comparison = judge(run, suite, plan.policy, baseline=planned.baseline, findings=plan.notes)
     return comparison, run.reports

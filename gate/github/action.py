@@ -40,10 +40,12 @@ from gate.github.comments import (
 )
 from gate.github.events import Activity, BaseSpec, activity_for, load_event
 from gate.github.inputs import ActionSettings, read_settings
-from gate.inputs.config import load_config
+from gate.github.response_cache import cache_environ, hand_over, tidy_cache
+from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.paths import relative_posix
 from gate.render import RenderContext, comment_marker
 from gate.render.markdown import text
+from gate.render.reasons import words
 from gate.report.files import atomic_write
 
 REPORTS_DIR = "eval-gate-reports"
@@ -62,6 +64,9 @@ def run_action(environ: Mapping[str, str], out: TextIO) -> int:
     except Exception as exc:  # a bug of ours must read as an error (3), never as a fail (1)
         traceback.print_exc(file=out)
         return _fail(out, settings, f"internal error: {type(exc).__name__}: {exc}", 3)
+    finally:  # the reports, readable by upload-artifact, which runs as the runner's user
+        if settings is not None:
+            hand_over(settings.env.workspace / REPORTS_DIR, settings.env.workspace)
 
 
 def _fail(out: TextIO, settings: ActionSettings | None, message: str, code: int) -> int:
@@ -123,6 +128,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
     config = load_config(env.workspace / inputs.config)
     if token:
         _say(out, workflow.add_mask(token))
+    environ = cache_environ(environ, env.workspace)  # both sides' cache, in the workspace
     repo = GitRepo(env.workspace, token=token, server_url=env.server_url, environ=environ)
     try:
         head = repo.head_sha()
@@ -150,6 +156,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             publish = _run_mode(settings, activity, request, token, out)
     finally:
         repo.close()
+        _tidy(settings, config, environ, out)
     return publish()
 
 
@@ -170,6 +177,17 @@ def _overrides(settings: ActionSettings) -> PolicyOverrides:
     inputs = settings.inputs
     severities = tuple(inputs.block_severities) if inputs.block_severities else None
     return PolicyOverrides(threshold=inputs.threshold, block_severities=severities)
+
+
+def _tidy(
+    settings: ActionSettings, config: LoadedConfig, environ: Mapping[str, str], out: TextIO
+) -> None:
+    """The cache pruned, and readable by the step that saves it."""
+    workspace = settings.env.workspace
+    line = None if settings.inputs.no_cache else tidy_cache(config, environ, workspace)
+    if line:
+        with workflow.commands_paused(out):  # it names cache.dir, which the PR may set
+            _say(out, line)
 
 
 def _run_mode(
@@ -258,7 +276,8 @@ def regression_annotations(outcomes: Sequence[SuiteOutcome]) -> list[str]:
             case = c.cases.get(case_id)
             if case is None:
                 continue
-            failed = ", ".join(check.name for check in case.failed_checks[:5]) or case.head or ""
+            shown = case.shown
+            failed = ", ".join(check.name for check in shown.failed_checks[:5]) or shown.status
             what = "regressed" if case_id in c.regressions else "fails (blocker)"
             lines.append(
                 workflow.error(
@@ -369,7 +388,7 @@ def _publish(
         outputs = _outputs(verdict, _regression_ids(outcomes), _pooled(outcomes))
         workflow.write_outputs(env.output, outputs)
     for outcome in outcomes:
-        reasons = "; ".join(outcome.comparison.reasons[:3])
+        reasons = "; ".join(words(outcome.comparison).reasons[:3])
         _say(out, f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}")
     code = EXIT_CODES[verdict]
     if verdict == "fail" and not inputs.fail_on_regression:

@@ -109,12 +109,13 @@ def is_prompt_path(path: str) -> bool:
 
 
 def _environment() -> Any:
-    """jinja2 with the filters of the gate's prompts (nunjucks' too), to read templates."""
-    import jinja2
+    """The environment prompts render in (jinja2's sandbox) with their filters (nunjucks'
+    too), to parse templates: never to render them."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS
 
-    environment = jinja2.Environment()
+    environment = ImmutableSandboxedEnvironment()
     environment.filters.update(NUNJUCKS_FILTERS)
     return environment
 
@@ -131,7 +132,7 @@ def template_problem(text: str) -> str | None:
     problem = unknown_filter(environment, text, "")
     if problem is not None:
         return f"{problem.message.split(':')[0]} (line {problem.line})"
-    try:
+    try:  # parsed, never rendered, by the environment prompts render in
         meta.find_undeclared_variables(environment.parse(text))
     except jinja2.TemplateError as exc:
         line = getattr(exc, "lineno", None)

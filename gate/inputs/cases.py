@@ -26,6 +26,7 @@ from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
 from gate.inputs.promptfoo.assertions import Assertion, AssertionContext, AssertionSet
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
+from gate.inputs.text_files import read_utf8
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
@@ -226,19 +227,15 @@ def _csv_cases(text: str, path: Path, display: str, root: Path) -> Iterator[Case
 
 
 def _root_text(root: Path, relative: str, display: str) -> str:
-    try:
-        return (root / relative).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {relative!r}: {exc}", file=display) from None
+    """A file a CSV row's assertion names (`file://expected.txt`), in the checkout only."""
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise InputError(f"{relative!r} leads outside the checkout: not read", file=display)
+    return read_utf8(path, display, "file")
 
 
 def load_case_file(path: Path, display: str, root: Path | None = None) -> list[Case]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", file=display) from None
-    except OSError as exc:
-        raise InputError(f"cannot read case file: {exc.strerror}", file=display) from None
+    text = read_utf8(path, display, "case file")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return [

@@ -163,7 +163,14 @@ class Price(ClosedModel):
 
 class CacheConfig(ClosedModel):
     enabled: bool = True
-    dir: str | None = Field(None, description="Default: $GATE_CACHE_DIR or ~/.cache/eval-gate")
+    dir: str | None = Field(
+        None,
+        description="Default: $GATE_CACHE_DIR, else .eval-gate/cache in the Action's workspace, "
+        "else ~/.cache/eval-gate; a relative path is relative to the repository root",
+    )
+    keep_days: float = Field(
+        7, gt=0, description="The Action deletes answers that no run read for this many days"
+    )
 
 
 class SuiteConfig(ClosedModel):
@@ -213,7 +220,10 @@ class GateConfig(PolicyKeys):
     prices: dict[str, Price] = Field(default_factory=dict)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     templates: str | None = Field(
-        None, description="Folder of jinja2 templates extending or replacing the PR comment's"
+        None,
+        description="Folder of jinja2 templates extending or replacing the PR comment's body. "
+        "They render in a sandbox (no environment, files or Python internals); the marker and "
+        "the verdict line are the gate's, above what they render",
     )
 
     @field_validator("repeats", mode="wrap")

@@ -4,21 +4,33 @@ The key material is the endpoint (without secrets), the request body (model, mes
 parameters) and the repeat index; headers never enter it. Writes go to a temporary file that is
 renamed into place, so concurrent workers and concurrent processes never see half an entry;
 an unreadable entry is a miss and is overwritten by the next answer.
+
+A read sets the entry's modification time, so the file system records when each answer was
+last used (tar, and so actions/cache, keeps it); `prune` deletes the answers no run read for
+some days, which keeps a cache that a workflow carries from run to run bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import os
+import re
 import threading
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gate.report.files import atomic_write
 
 CACHE_VERSION = 1
+IGNORE_ALL = "# written by Eval Gate: git ignores this response cache\n*\n"
+# What `prune` may delete: entries (`v1/ab/<sha256>.json`) and atomic_write's leftovers.
+ENTRY = re.compile(r"(\.)?[0-9a-f]{64}\.json(\..+\.tmp)?")
 log = logging.getLogger(__name__)
 
 
@@ -30,6 +42,22 @@ def default_cache_dir(environ: Mapping[str, str]) -> Path:
         return Path(environ["GATE_CACHE_DIR"])
     home = Path(environ.get("HOME", "~")).expanduser()
     return Path(environ.get("XDG_CACHE_HOME") or home / ".cache") / "eval-gate"
+
+
+def resolve_cache_dir(configured: str | None, environ: Mapping[str, str], root: Path) -> Path:
+    """The cache folder: gate.yml's `cache.dir`, else `default_cache_dir`; a relative path is
+    taken from `root` (the repository, the workspace in the Action), never from a side's own
+    working directory, so both sides of the PR flow find one folder."""
+    chosen = Path(configured).expanduser() if configured else default_cache_dir(environ)
+    return chosen if chosen.is_absolute() else root.resolve() / chosen
+
+
+def mark_ignored(directory: Path) -> None:
+    """A `.gitignore` of `*` in the folder: git (and so `git status` and a side's dirty flag)
+    never sees the cache, wherever it lies and whatever the repository's own ignore rules say."""
+    marker = directory / ".gitignore"
+    if not marker.exists():
+        atomic_write(marker, IGNORE_ALL)
 
 
 def cache_key(endpoint: str, body: Any, repeat: int) -> str:
@@ -46,6 +74,7 @@ class ResponseCache:
         self.misses = 0
         self._lock = threading.Lock()
         self._warned = False
+        self._marked = False
 
     def path(self, key: str) -> Path:
         assert self.directory is not None
@@ -59,8 +88,9 @@ class ResponseCache:
         """The stored entry (`response`, and `latency_ms` of the call it replaces) or None."""
         if not self.enabled:
             return None
+        path = self.path(key)
         try:
-            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
+            entry = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             entry = None
         found = isinstance(entry, dict) and entry.get("key") == key and "response" in entry
@@ -69,6 +99,8 @@ class ResponseCache:
                 self.hits += 1
             else:
                 self.misses += 1
+        if found:
+            _touch(path)
         return entry if found else None  # type: ignore[return-value]
 
     def put(self, key: str, response: Any, *, latency_ms: float | None = None) -> None:
@@ -79,8 +111,46 @@ class ResponseCache:
         text = json.dumps(entry, ensure_ascii=False)
         try:
             atomic_write(target, text, folder_mode=0o700)
+            if not self._marked:
+                mark_ignored(self.directory)  # type: ignore[arg-type]
+                self._marked = True
         except OSError as exc:
             # A cache that cannot be written costs calls on the next run, not this run.
             if not self._warned:
                 self._warned = True
                 log.warning("response cache not written (%s): %s", exc.strerror, target.parent)
+
+
+def _touch(path: Path) -> None:
+    """Record the read: the entry's modification time is when a run last used it."""
+    with contextlib.suppress(OSError):  # a read-only cache still answers
+        os.utime(path)
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """What a cache folder holds after `prune`: answers kept and removed, bytes kept."""
+
+    entries: int = 0
+    bytes: int = 0
+    removed: int = 0
+
+
+def prune(directory: Path, keep_days: float, *, now: float | None = None) -> CacheSize:
+    """Delete the entries no run read or wrote in the last `keep_days` days (and temporary
+    files as old); nothing that is not an entry of the cache's layout is ever touched."""
+    cutoff = (time.time() if now is None else now) - keep_days * 86400
+    entries = size = removed = 0
+    for path in sorted(directory.glob("v*/??/*")):
+        if not ENTRY.fullmatch(path.name):
+            continue
+        try:
+            stat = path.stat()
+            if stat.st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+            elif not path.name.startswith("."):
+                entries, size = entries + 1, size + stat.st_size
+        except OSError:
+            continue
+    return CacheSize(entries=entries, bytes=size, removed=removed)

@@ -1,10 +1,11 @@
 """Base against head, as a reader of the comment needs it: the two outputs of a case as a
-compact ```diff block, the check that decided it, the judge's scores on both sides, and the
+compact diff block, the check that decided it, the judge's scores on both sides, and the
 diffs of the system files the PR changed.
 
-Pure: no I/O. Everything from a model, a case or a PR's files is untrusted and comes out as
-escaped `Md`: inline text through `gate.render.markdown`, blocks in a fence longer than any
-backtick run of their text.
+Pure: no I/O. Everything from a model, a case or a PR's files is untrusted and comes out
+inert through the output's `Style` (`gate.render.style`): escaped Markdown with blocks in a
+fence longer than any backtick run of their text, or plain text with control characters
+made visible.
 
 A model's answer is often one long paragraph, so outputs are compared sentence by sentence
 (a line longer than the wrap width is split after `.`, `!`, `?`, `:` and `;`): the diff then
@@ -19,18 +20,10 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from gate.compare.models import CaseChange
+from gate.compare.models import CaseChange, SideCase
 from gate.compare.system import FileDiff
-from gate.render.markdown import (
-    ELLIPSIS,
-    Md,
-    code,
-    fence_for,
-    highlight,
-    sanitize,
-    shorten,
-    text,
-)
+from gate.render.markdown import ELLIPSIS, Md, sanitize, shorten
+from gate.render.style import Style
 from gate.report.models import CheckResult
 
 WRAP = 100
@@ -97,8 +90,8 @@ def diff_lines(base: str | None, head: str | None) -> list[str]:
     return lines
 
 
-def diff_block(lines: list[str], *, max_lines: int, max_chars: int) -> Md:
-    """A ```diff block of at most `max_lines` lines and about `max_chars` characters."""
+def cut_lines(lines: list[str], *, max_lines: int, max_chars: int) -> list[str]:
+    """At most `max_lines` lines and about `max_chars` characters, and how many were left."""
     kept: list[str] = []
     size = 0
     for line in lines[: max(max_lines, 1)]:
@@ -108,21 +101,22 @@ def diff_block(lines: list[str], *, max_lines: int, max_chars: int) -> Md:
         size += len(line) + 1
     if len(kept) < len(lines):
         kept.append(f"  {ELLIPSIS} {len(lines) - len(kept)} more lines in the full report")
-    body = "\n".join(kept)
-    fence = fence_for(body)
-    return Md(f"{fence}diff\n{body}\n{fence}")
+    return kept
 
 
-def output_diff(case: CaseChange, *, max_lines: int, max_chars: int) -> Md:
-    return diff_block(
-        diff_lines(case.base_output, case.output), max_lines=max_lines, max_chars=max_chars
-    )
+def _output(side: SideCase | None) -> str | None:
+    return side.output if side else None
+
+
+def output_diff(case: CaseChange, style: Style, *, max_lines: int, max_chars: int) -> Md:
+    lines = diff_lines(_output(case.base), _output(case.head))
+    return style.diff(cut_lines(lines, max_lines=max_lines, max_chars=max_chars))
 
 
 # --- what decided the check ---------------------------------------------------------------------
 
 
-def _around(output: str | None, needle: str) -> Md | None:
+def _around(output: str | None, needle: str, style: Style) -> Md | None:
     """The needle in its sentence, bold: where the base said it, or where the head says it."""
     if not output or not needle:
         return None
@@ -136,7 +130,7 @@ def _around(output: str | None, needle: str) -> Md | None:
         before = ELLIPSIS + (before.split(" ", 1)[1] if " " in before[:-1] else before)
     if end + SNIPPET < len(output):
         after = (after.rsplit(" ", 1)[0] if " " in after[1:] else after) + ELLIPSIS
-    return Md(f"“{highlight(before, output[start:end], after)}”")
+    return Md(f"“{style.highlight(before, output[start:end], after)}”")
 
 
 def _judged(check: CheckResult) -> tuple[int | None, int | None, str]:
@@ -147,56 +141,72 @@ def _judged(check: CheckResult) -> tuple[int | None, int | None, str]:
     return check.score, None, check.detail
 
 
-def _reason(
-    check: CheckResult, side: str, other: str, case: CaseChange, first_test: bool, chars: int
-) -> Md:
-    own, theirs = (
-        (case.output, case.base_output) if side == "head" else (case.base_output, case.output)
-    )
-    name = check.name
-    kind, _, arg = name.partition(":")
-    if kind == "include":
-        line = f"the required phrase {code(arg, 80)} is **missing** on {side}"
-        quote = _around(theirs, arg)
-        return Md(line + (f"; {other} said {quote}" if quote else ""))
-    if kind == "exclude":
-        line = f"the forbidden phrase {code(arg, 80)} **appeared** on {side}"
-        quote = _around(own, arg)
-        return Md(line + (f": {quote}" if quote else ""))
-    if kind in ("test", "hidden"):
-        what = "first failing assertion" if first_test else "also failing"
-        detail = f": {text(check.detail, chars)}" if check.detail else ""
-        return Md(f"{what} on {side}: {code(arg or name, 100)}{detail}")
-    if kind == "compile":
-        return Md(f"the code **does not compile** on {side}: {text(check.detail, chars)}")
-    if kind == "rubric":
-        score, minimum, note = _judged(check)
-        floor = f" (minimum {minimum})" if minimum is not None else ""
-        said = f": “{text(note, chars)}”" if note else ""
-        shown = f"{score}/2" if score is not None else "no score"
-        return Md(f"the judge scored {code(arg, 60)} **{shown}**{floor} on {side}{said}")
-    detail = f": {text(check.detail, chars)}" if check.detail else ""
-    return Md(f"{code(name, 80)} failed on {side}{detail}")
+@dataclass(frozen=True)
+class _Why:
+    """What decided one case, on `side` (`other` is the side it is set against)."""
+
+    case: CaseChange
+    side: str
+    other: str
+    style: Style
+    chars: int
+
+    def detail(self, check: CheckResult) -> str:
+        return f": {self.style.text(check.detail, self.chars)}" if check.detail else ""
+
+    def reason(self, check: CheckResult, first_test: bool) -> Md:
+        s, side, other = self.style, self.side, self.other
+        case = self.case
+        own, theirs = (case.head, case.base) if side == "head" else (case.base, case.head)
+        kind, _, arg = check.name.partition(":")
+        if kind == "include":
+            quote = _around(_output(theirs), arg, s)
+            said = f"; {other} said {quote}" if quote else ""
+            return Md(
+                f"the required phrase {s.code(arg, 80)} is {s.strong('missing')} on {side}{said}"
+            )
+        if kind == "exclude":
+            quote = _around(_output(own), arg, s)
+            said = f": {quote}" if quote else ""
+            return Md(
+                f"the forbidden phrase {s.code(arg, 80)} {s.strong('appeared')} on {side}{said}"
+            )
+        if kind in ("test", "hidden"):
+            what = "first failing assertion" if first_test else "also failing"
+            return Md(f"{what} on {side}: {s.code(arg or check.name, 100)}{self.detail(check)}")
+        if kind == "compile":
+            broken = s.strong("does not compile")
+            return Md(f"the code {broken} on {side}: {s.text(check.detail, self.chars)}")
+        if kind == "rubric":
+            score, minimum, note = _judged(check)
+            floor = f" (minimum {minimum})" if minimum is not None else ""
+            said = f": “{s.text(note, self.chars)}”" if note else ""
+            shown = s.strong(f"{score}/2" if score is not None else "no score")
+            return Md(f"the judge scored {s.code(arg, 60)} {shown}{floor} on {side}{said}")
+        return Md(f"{s.code(check.name, 80)} failed on {side}{self.detail(check)}")
 
 
-def why(case: CaseChange, *, checks: int, chars: int) -> list[Md]:
+def why(case: CaseChange, style: Style, *, checks: int, chars: int) -> list[Md]:
     """The checks that decided the case, most telling first: for a fix, why the base failed."""
-    fixed = case.head == "pass"
+    head = case.head
+    fixed = head is not None and head.status == "pass"
     side, other = ("base", "head") if fixed else ("head", "base")
-    failed = case.base_failed_checks if fixed else case.failed_checks
+    telling = _Why(case, side, other, style, chars)
+    decided = case.base if fixed else head
+    failed = decided.failed_checks if decided else []
     reasons: list[Md] = []
     tests_seen = False
     for check in failed[: max(checks, 1)]:
         is_test = check.name.split(":", 1)[0] in ("test", "hidden")
-        reasons.append(_reason(check, side, other, case, is_test and not tests_seen, chars))
+        reasons.append(telling.reason(check, is_test and not tests_seen))
         tests_seen = tests_seen or is_test
     if len(failed) > max(checks, 1):
         reasons.append(Md(f"and {len(failed) - max(checks, 1)} more failed checks"))
-    if not fixed and case.review_checks:
-        detail = case.review_checks[0].detail or "no reason given"
-        reasons.append(Md(f"the judge's answer **could not be used**: {text(detail, chars)}"))
-    if not fixed and case.head == "error" and case.error:
-        reasons.append(Md(f"**error** on head: {text(case.error, chars)}"))
+    if not fixed and head is not None and head.review_checks:
+        detail = style.text(head.review_checks[0].detail or "no reason given", chars)
+        reasons.append(Md(f"the judge's answer {style.strong('could not be used')}: {detail}"))
+    if not fixed and head is not None and head.status == "error" and head.error:
+        reasons.append(Md(f"{style.strong('error')} on head: {style.text(head.error, chars)}"))
     if case.base is None:
         reasons.append(Md("new case: no base output to compare with"))
     elif case.head is None:
@@ -213,10 +223,10 @@ class ScoreRow:
     note: Md
 
 
-def score_rows(case: CaseChange, chars: int) -> list[ScoreRow]:
+def score_rows(case: CaseChange, style: Style, chars: int) -> list[ScoreRow]:
     """The judge's scores on both sides and its notes, one row per dimension."""
-    base = {c.name: c for c in case.base_rubric}
-    head = {c.name: c for c in case.head_rubric}
+    base = {c.name: c for c in (case.base.rubric if case.base else [])}
+    head = {c.name: c for c in (case.head.rubric if case.head else [])}
     rows = []
     for name in [*head, *(n for n in base if n not in head)]:
         b, h = base.get(name), head.get(name)
@@ -225,16 +235,16 @@ def score_rows(case: CaseChange, chars: int) -> list[ScoreRow]:
         minimum = h_min if h_min is not None else b_min
         notes = []
         if b_note:
-            notes.append(f"base: {text(b_note, chars)}")
+            notes.append(f"base: {style.text(b_note, chars)}")
         if h_note:
-            notes.append(f"head: {text(h_note, chars)}")
+            notes.append(f"head: {style.text(h_note, chars)}")
         rows.append(
             ScoreRow(
-                dimension=code(name.removeprefix("rubric:"), 60),
+                dimension=style.code(name.removeprefix("rubric:"), 60),
                 minimum=Md(str(minimum) if minimum is not None else "—"),
                 base=_score(b, b_score),
                 head=_score(h, h_score),
-                note=Md("<br>".join(notes) or "—"),
+                note=style.lines(notes) if notes else Md("—"),
             )
         )
     return rows
@@ -259,26 +269,28 @@ class Explained:
     scores: list[ScoreRow] = field(default_factory=list)
 
 
-def explain(case: CaseChange, *, checks: int, chars: int, lines: int, diff_chars: int) -> Explained:
+def explain(
+    case: CaseChange, style: Style, *, checks: int, chars: int, lines: int, diff_chars: int
+) -> Explained:
     return Explained(
         case=case,
-        why=why(case, checks=checks, chars=chars),
-        diff=output_diff(case, max_lines=lines, max_chars=diff_chars),
-        scores=score_rows(case, chars),
+        why=why(case, style, checks=checks, chars=chars),
+        diff=output_diff(case, style, max_lines=lines, max_chars=diff_chars),
+        scores=score_rows(case, style, chars),
     )
 
 
 # --- the system files -----------------------------------------------------------------------
 
 
-def file_block(file: FileDiff, *, max_lines: int, max_chars: int) -> Md:
-    """A changed file's hunks as a ```diff block; a note when there is nothing to show."""
+def file_block(file: FileDiff, style: Style, *, max_lines: int, max_chars: int) -> Md:
+    """A changed file's hunks as a diff block; a note when there is nothing to show."""
     if file.binary:
-        return Md("*(binary file: no diff shown)*")
+        return style.emphasis("(binary file: no diff shown)")
     if not file.diff:
-        return Md(f"*({text(file.note or 'no diff available', 200)})*")
+        return style.emphasis(f"({style.text(file.note or 'no diff available', 200)})")
     lines = sanitize(file.diff.rstrip("\n")).expandtabs(4).split("\n")
-    block = diff_block(lines, max_lines=max_lines, max_chars=max_chars)
+    block = style.diff(cut_lines(lines, max_lines=max_lines, max_chars=max_chars))
     hidden = file.diff_lines - len(lines)
     if hidden > 0:  # the comparison itself kept only part of a very long diff
         return Md(f"{block}\n\n{ELLIPSIS} {hidden} more lines of this diff not kept")

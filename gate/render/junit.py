@@ -12,7 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from gate.compare.models import CaseChange, Comparison
-from gate.render.reasons import explain
+from gate.render.reasons import WordedComparison, worded
 from gate.render.values import STATUS
 
 # XML 1.0 forbids most control characters even when escaped.
@@ -24,16 +24,18 @@ def _clean(value: object) -> str:
 
 
 def _describe(case: CaseChange) -> str:
-    change = f"{STATUS[case.base]} -> {STATUS[case.head]}"
+    base, head = case.statuses
+    change = f"{STATUS[base]} -> {STATUS[head]}"
     if case.heldout:
         return f"{change} (held out)"
+    shown = case.shown
     lines = [change]
-    lines += [f"{check.name}: {check.detail}".rstrip(": ") for check in case.failed_checks]
-    lines += [f"{check.name}: needs review" for check in case.review_checks]
-    if case.error:
-        lines.append(f"error: {case.error}")
-    if case.output:
-        lines.append("output (excerpt):\n" + case.output)
+    lines += [f"{check.name}: {check.detail}".rstrip(": ") for check in shown.failed_checks]
+    lines += [f"{check.name}: needs review" for check in shown.review_checks]
+    if case.head is not None and case.head.error:
+        lines.append(f"error: {case.head.error}")
+    if shown.output:
+        lines.append("output (excerpt):\n" + shown.output)
     return "\n".join(lines)
 
 
@@ -47,16 +49,17 @@ def _testcase(case: CaseChange, suite: str) -> ET.Element:
         element.set("file", _clean(case.file))
         element.set("line", str(case.line))
     detail = _clean(_describe(case))
-    if case.head == "fail":
-        kind = "regression" if case.base == "pass" else "failure"
+    base, head = case.statuses
+    if head == "fail":
+        kind = "regression" if base == "pass" else "failure"
         failure = ET.SubElement(element, "failure", type=kind, message=detail.split("\n")[0])
         failure.text = detail
-    elif case.head == "error":
+    elif head == "error":
         error = ET.SubElement(element, "error", type="error", message=detail.split("\n")[0])
         error.text = detail
-    elif case.head == "needs_review":
+    elif head == "needs_review":
         ET.SubElement(element, "skipped", message="needs review")
-    elif case.head is None:
+    elif head is None:
         ET.SubElement(element, "skipped", message="removed: only in the base report")
     else:
         out = ET.SubElement(element, "system-out")
@@ -64,7 +67,7 @@ def _testcase(case: CaseChange, suite: str) -> ET.Element:
     return element
 
 
-def _verdict_case(c: Comparison) -> ET.Element:
+def _verdict_case(c: WordedComparison) -> ET.Element:
     element = ET.Element("testcase", classname=_clean(f"{c.suite}.gate"), name="verdict")
     reasons = _clean("\n".join(c.reasons))
     if c.verdict == "fail":
@@ -79,7 +82,7 @@ def _verdict_case(c: Comparison) -> ET.Element:
 
 
 def render_junit(comparison: Comparison) -> str:
-    c = explain(comparison)
+    c = worded(comparison)
     cases = [_verdict_case(c)] + [
         _testcase(case, c.suite) for case in sorted(c.cases.values(), key=lambda x: x.index)
     ]

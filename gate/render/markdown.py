@@ -119,11 +119,9 @@ def fence_for(content: str, char: str = "`") -> str:
     return char * max(3, longest + 1)
 
 
-def code_block(value: str, *, max_chars: int = 600, max_lines: int = 12, lang: str = "") -> Md:
-    """A fenced block longer than any backtick run inside, so nothing can close it early.
-
-    Long lines are wrapped (model answers are often one long paragraph). The block must start
-    at the beginning of a line, outside lists: the templates put it at the top level."""
+def block_body(value: str, *, max_chars: int, max_lines: int) -> str:
+    """Untrusted text as the lines of a block: control characters made visible, long lines
+    wrapped (model answers are often one long paragraph), cut to `max_lines` and `max_chars`."""
     lines = [
         piece
         for line in sanitize(value).expandtabs(4).split("\n")
@@ -132,7 +130,15 @@ def code_block(value: str, *, max_chars: int = 600, max_lines: int = 12, lang: s
     body = "\n".join(lines)
     if len(lines) > max_lines:
         body = "\n".join(lines[:max_lines]) + "\n" + ELLIPSIS
-    body = shorten(body, max_chars)
+    return shorten(body, max_chars)
+
+
+def code_block(value: str, *, max_chars: int = 600, max_lines: int = 12, lang: str = "") -> Md:
+    """A fenced block longer than any backtick run inside, so nothing can close it early.
+
+    The block must start at the beginning of a line, outside lists: the templates put it at
+    the top level."""
+    body = block_body(value, max_chars=max_chars, max_lines=max_lines)
     fence = fence_for(body)
     info = re.sub(r"[^A-Za-z0-9_+-]", "", lang)
     return Md(f"{fence}{info}\n{body}\n{fence}")

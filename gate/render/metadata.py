@@ -1,4 +1,5 @@
-"""The comment's metadata pieces: each side's system, and the files that shaped each run.
+"""The comment's metadata pieces: each side's commit and system, the files that shaped each
+run, and the policy that judged it.
 
 Pure: no I/O; what comes from a report is escaped into `Md`.
 """
@@ -10,7 +11,9 @@ from urllib.parse import urlsplit
 
 from gate.compare.models import Comparison
 from gate.render import values
-from gate.render.markdown import Md, code, text
+from gate.render.links import RenderContext, safe_url, sha_link
+from gate.render.markdown import Md
+from gate.render.style import Style
 
 SYSTEM_KEYS = ("kind", "provider", "model", "target", "temperature", "max_tokens")
 
@@ -24,24 +27,25 @@ def system_parts(system: dict[str, Any]) -> dict[str, str]:
     return parts
 
 
-def system_cell(system: dict[str, Any], other: dict[str, Any] | None) -> Md:
+def system_cell(system: dict[str, Any], other: dict[str, Any] | None, style: Style) -> Md:
     """One side's system; what differs from the other side's is in bold (what the PR changed)."""
     parts, theirs = system_parts(system), system_parts(other or {})
     if not parts:
         return Md(values.DASH)
     shown = []
     for key, value in parts.items():
-        part = text(f"{key}: {value}", 120)
-        shown.append(Md(f"**{part}**") if other is not None and theirs.get(key) != value else part)
+        part = style.text(f"{key}: {value}", 120)
+        changed = other is not None and theirs.get(key) != value
+        shown.append(style.strong(part) if changed else part)
     return Md(" · ".join(shown))
 
 
-def file_rows(c: Comparison) -> list[dict[str, Any]]:
+def file_rows(c: Comparison, style: Style) -> list[dict[str, Any]]:
     base = c.base_meta.files if c.base_meta else {}
     head = c.head_meta.files if c.head_meta else {}
 
     def short(digest: str | None) -> Md:
-        return code(digest[:12], 12) if digest else Md(values.DASH)
+        return style.code(digest[:12], 12) if digest else Md(values.DASH)
 
     rows = [
         {
@@ -49,7 +53,68 @@ def file_rows(c: Comparison) -> list[dict[str, Any]]:
             "base": short(base.get(path)),
             "head": short(head.get(path)),
             "changed": base.get(path) != head.get(path),
+            "mark": Md("✏️ changed" if base.get(path) != head.get(path) else ""),
         }
         for path in sorted(set(base) | set(head))
     ]
     return sorted(rows, key=lambda row: not row["changed"])
+
+
+def meta_rows(c: Comparison, ctx: RenderContext, style: Style) -> list[dict[str, Md]]:
+    """Base against head: commit, system, report label, time, gate version, cases."""
+    b, h = c.base_meta, c.head_meta
+    if b is None or h is None:
+        return []
+    dirty = {True: " (uncommitted changes)", False: "", None: ""}
+    return [
+        {
+            "label": Md("Commit"),
+            "base": Md(sha_link(ctx.base_sha or b.git_sha, ctx, style) + dirty[b.git_dirty]),
+            "head": Md(sha_link(ctx.head_sha or h.git_sha, ctx, style) + dirty[h.git_dirty]),
+        },
+        {
+            "label": Md("System" + (" (changed)" if b.system != h.system else "")),
+            "base": system_cell(b.system, h.system, style),
+            "head": system_cell(h.system, b.system, style),
+        },
+        {"label": Md("Report"), "base": style.code(b.label, 80), "head": style.code(h.label, 80)},
+        {
+            "label": Md("Created"),
+            "base": style.text(b.created_at, 40),
+            "head": style.text(h.created_at, 40),
+        },
+        {
+            "label": Md("Gate"),
+            "base": style.text(b.gate_version, 20),
+            "head": style.text(h.gate_version, 20),
+        },
+        {
+            "label": Md("Cases · repeats"),
+            "base": Md(f"{c.base.n:,} · {'auto' if b.auto else b.repeats}"),
+            "head": Md(f"{c.head.n:,} · {'auto' if h.auto else h.repeats}"),
+        },
+    ]
+
+
+def policy_line(c: Comparison, ctx: RenderContext, style: Style) -> Md:
+    """`Policy: threshold 3 pts · blocking severities blocker (any) · …`"""
+    p, budgets = c.policy, c.policy.budgets
+    limits = [
+        f" {name} +{values.g(limit)}%"
+        for name, limit in (
+            ("cost", budgets.cost_pct),
+            ("tokens", budgets.tokens_pct),
+            ("p95 latency", budgets.latency_p95_pct),
+        )
+        if limit is not None
+    ]
+    severities = ", ".join(style.text(s) for s in p.block_severities)
+    run = safe_url(ctx.run_url)
+    return Md(
+        f"Policy: threshold {values.g(p.threshold)} pts · blocking severities {severities} "
+        f"({style.text(p.blockers)})"
+        + (" · budgets" + "".join(limits) if budgets.any else "")
+        + f" · require significance {'on' if p.require_significance else 'off'} · "
+        f"α {values.g(p.alpha)} · error limit {values.g(p.max_error_rate)}% per side"
+        + (f" · {style.destination(Md('workflow run'), run)}" if run else "")
+    )

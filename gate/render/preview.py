@@ -1,10 +1,11 @@
-"""Previews of a PR comment away from GitHub: an HTML page rendered with GitHub's own Markdown
-engine (cmark-gfm), and a plain-text version for the terminal.
+"""A preview of a PR comment away from GitHub: an HTML page rendered with GitHub's own
+Markdown engine (cmark-gfm). (The terminal's text is written from the view in the plain style,
+`gate.render.plain`, not from the Markdown.)
 
 GitHub draws ```mermaid blocks itself; offline there is no Mermaid, so the preview draws the
 same numbers of an `xychart-beta` bar chart as an inline SVG. GitHub also colours the lines
 of a ```diff block (its syntax highlighter runs after cmark-gfm); the preview colours them the
-same way, with GitHub's colours, and the terminal text with ANSI colours when asked.
+same way, with GitHub's colours.
 """
 
 from __future__ import annotations
@@ -173,46 +174,3 @@ def html_page(markdown: str, *, title: str, author: str = "eval-gate[bot]") -> s
         f'<div class="comment"><header><strong>{html.escape(author)}</strong> commented</header>'
         f'<div class="markdown-body">{body}</div></div></body></html>\n'
     )
-
-
-_TAG = re.compile(r"</?(details|summary|sub|sup|br|p|div|b|code|em|strong|i)\b[^>]*>", re.I)
-_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-# Output is hostile: after unescaping, no control character may reach the terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-_FENCED_DIFF = re.compile(r"^(`{3,})diff\n(.*?)\n\1$", re.DOTALL | re.MULTILINE)
-_ANSI = {"-": "\x1b[31m", "+": "\x1b[32m", "@": "\x1b[36m"}
-_PLACEHOLDER = "\ue000{}\ue001"  # private-use characters, removed from the input first
-
-
-def _diff_for_terminal(body: str, colour: bool) -> str:
-    """A diff block's lines, indented, the fence dropped; coloured when asked."""
-    body = _CONTROL.sub("", body)  # the block's text is hostile too
-    out = []
-    for line in body.split("\n"):
-        start = _ANSI.get(line[:1]) if colour else None
-        out.append(f"    {start}{line}\x1b[0m" if start else f"    {line}".rstrip())
-    return "\n".join(out)
-
-
-def terminal_text(markdown: str, *, colour: bool = False) -> str:
-    """The comment as plain text: collapsible sections opened, HTML and charts left out,
-    ```diff blocks as indented `-`/`+` lines (red and green with `colour`)."""
-    diffs: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        diffs.append(_diff_for_terminal(match.group(2), colour))
-        return _PLACEHOLDER.format(len(diffs) - 1)
-
-    text = _FENCED_DIFF.sub(keep, _COMMENT.sub("", re.sub("[\ue000\ue001]", "", markdown)))
-    text = _MERMAID.sub("(chart of per-task pass rates: see the HTML preview)\n", text)
-    text = re.sub(r"<summary>(.*?)</summary>", r"\n▸ \1\n", text, flags=re.DOTALL)
-    text = re.sub(r"(?<!\\)\*\*", "", text)  # bold marks (escaped asterisks are text)
-    text = _MD_ESCAPE.sub(r"\1", _TAG.sub("", text))
-    text = _CONTROL.sub("", html.unescape(text))
-    text = re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
-    for number, block in enumerate(diffs):  # put back after the unescaping: diffs are raw text
-        text = text.replace(_PLACEHOLDER.format(number), block, 1)
-    return text

@@ -1,20 +1,65 @@
-"""The verdict in words: one sentence per `Finding` of the comparison.
+"""The verdict in words: one sentence per finding (`gate.compare.findings`).
 
-The comparison decides with numbers (`gate.compare.verdict`); this is where they become the
-reasons and notes that the comment, the summary, the terminal and the JSON format show.
+The comparison decides with numbers; this is the one place where they become the reasons and
+notes that the comment, the summary, the terminal, JUnit and the JSON format show (`worded`),
+and the lines the flow logs (`words`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import singledispatch
+from typing import Any, NamedTuple
 
-from gate.compare.models import Comparison, Finding
+from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
+
+from gate.compare.findings import (
+    Blockers,
+    BlockingError,
+    BudgetExceeded,
+    BudgetFromZero,
+    BudgetMetric,
+    BudgetUnmeasured,
+    CoarseSuite,
+    Drop,
+    ErrorRate,
+    HeadPolicyApplies,
+    HeadPolicyChanges,
+    InsignificantDrop,
+    NoBaseline,
+    NoBaseResults,
+    NoBlockerFails,
+    NoHeadResults,
+    NothingCompared,
+    OldBlockers,
+    OtherSuite,
+    Runs,
+    ShardsIncomplete,
+    ShardsMissing,
+    ShardsStale,
+    ShardsUnmerged,
+    SideFailed,
+    SignificantDrop,
+    Skipped,
+    Underpowered,
+    Unpaired,
+    WithinThreshold,
+)
+from gate.compare.models import Comparison
 
 SHOWN_IDS = 5
+BUDGET_NAMES: dict[BudgetMetric, str] = {
+    "cost": "cost",
+    "tokens": "total tokens",
+    "latency_p95": "p95 latency",
+}
 
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}".replace("-", "\N{MINUS SIGN}")
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
 
 
 def _ids(ids: list[str]) -> str:
@@ -22,158 +67,317 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:SHOWN_IDS]) + more
 
 
-def _drop(f: Finding) -> str:
-    shown = _fmt(f.value)
-    if f.value is not None and f.limit is not None and round(f.value, 1) <= f.limit:
-        shown = f"{f.value:.2f}"  # 3.03 points, not "3.0, more than the threshold of 3"
-    return f"the pass rate dropped {shown} points, more than the threshold of {f.limit:g}"
+def _states(ids: list[str], state: Any) -> str:
+    """The first ids, each with its state in brackets, and how many more there are."""
+    shown = ", ".join(f"{i} ({state(i)})" for i in ids[:SHOWN_IDS])
+    return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
 
 
-def _p(f: Finding) -> str:
-    return "n/a" if f.p_value is None else f"{f.p_value:.3g}"
+def _drop(drop_points: float, threshold: float) -> str:
+    shown = _fmt(drop_points)
+    if round(drop_points, 1) <= threshold:
+        shown = f"{drop_points:.2f}"  # 3.03 points, not "3.0, more than the threshold of 3"
+    return f"the pass rate dropped {shown} points, more than the threshold of {threshold:g}"
 
 
-def _blocker_state(f: Finding, i: str, new: set[str]) -> str:
-    runs = f.runs.get(i)
-    if runs is None:
+def _blocker_state(i: str, runs: dict[str, Runs], new: set[str]) -> str:
+    r = runs.get(i)
+    if r is None:
         return "new" if i in new else "already failing on base"
-    base_passes, base_runs, head_passes, head_runs = runs
-    flaky = 0 < head_passes < head_runs or 0 < base_passes < base_runs
+    flaky = 0 < r.head_passes < r.head_runs or 0 < r.base_passes < r.base_runs
     where = (
         "passed every run on base"
-        if base_runs and base_passes == base_runs
+        if r.base_runs and r.base_passes == r.base_runs
         else "failed on base too"
-        if base_runs
+        if r.base_runs
         else "new"
     )
     return (
-        f"{'flaky, ' if flaky else ''}runs passed {base_passes}/{base_runs} on base → "
-        f"{head_passes}/{head_runs} on head; {where}"
+        f"{'flaky, ' if flaky else ''}runs passed {r.base_passes}/{r.base_runs} on base → "
+        f"{r.head_passes}/{r.head_runs} on head; {where}"
     )
 
 
-def _blockers(f: Finding) -> str:
-    new = set(f.new_ids)
-    shown = ", ".join(f"{i} ({_blocker_state(f, i, new)})" for i in f.ids[:SHOWN_IDS])
-    more = f" and {len(f.ids) - SHOWN_IDS} more" if len(f.ids) > SHOWN_IDS else ""
-    noun = "case does" if len(f.ids) == 1 else "cases do"
-    return f"{len(f.ids)} blocking {noun} not pass on head: {shown}{more}"
+def _policy_value(value: JsonValue) -> str:
+    if isinstance(value, dict):  # e.g. budgets: only the keys that are set
+        return "{" + ", ".join(f"{k}: {_policy_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_policy_value, value)) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _old_blockers(f: Finding) -> str:
-    shown = ", ".join(f"{i} ({_blocker_state(f, i, set())})" for i in f.ids[:SHOWN_IDS])
-    more = f" and {len(f.ids) - SHOWN_IDS} more" if len(f.ids) > SHOWN_IDS else ""
-    noun = "case fails" if len(f.ids) == 1 else "cases fail"
+@singledispatch
+def sentence(finding: object) -> str:
+    raise TypeError(f"no words for {type(finding).__name__}")
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+@sentence.register
+def _(f: NoHeadResults) -> str:
+    return "the head report has no case results"
+
+
+@sentence.register
+def _(f: ErrorRate) -> str:
     return (
-        f"{len(f.ids)} blocking {noun} on head but did not pass every run on base, so with "
-        f"`blockers: new` {'it does' if len(f.ids) == 1 else 'they do'} not block: {shown}{more}"
+        f"{f.errors} of {f.cases} {f.side} cases ended in an error "
+        f"({_fmt(f.rate_pct)}%, the limit is {f.limit_pct:g}%)"
     )
 
 
-BUDGET_NAMES = {"cost": "cost", "tokens": "total tokens", "latency_p95": "p95 latency"}
+@sentence.register
+def _(f: BlockingError) -> str:
+    noun = "case" if len(f.ids) == 1 else "cases"
+    return f"blocking {noun} {_ids(f.ids)} ended in an error on {f.side}"
 
 
-def _budget(f: Finding) -> str:
-    name = BUDGET_NAMES.get(f.names[0], f.names[0]) if f.names else "usage"
+@sentence.register
+def _(f: NothingCompared) -> str:
     return (
-        f"{name} rose {_fmt(f.value)}% over the cases both sides ran, more than the budget of "
-        f"{f.limit:g}% (`budgets.{f.names[0] if f.names else ''}_pct`)"
+        f"no case ran on both sides ({f.base_cases} on base, {f.head_cases} on head, none of "
+        "them paired), so nothing was compared"
     )
 
 
-def _within(f: Finding) -> str:
-    sign = "+" if (f.value or 0.0) >= 0 else ""
+@sentence.register
+def _(f: SideFailed) -> str:
+    who = f"the {f.side} side" + (f" of shard {f.shard}" if f.shard else "")
+    return f"{who} could not run (exit {f.exit_code}): {f.error}"
+
+
+@sentence.register
+def _(f: NoBaseResults) -> str:
+    return "without the base's results nothing can be compared, so this is no pass"
+
+
+@sentence.register
+def _(f: ShardsMissing) -> str:
     return (
-        f"the pass rate changed by {sign}{_fmt(f.value)} points "
-        f"(a drop of more than {f.limit:g} blocks)"
+        f"no shard reports of suite `{f.suite}` under `{f.folder}`: every shard job must run "
+        "with `mode: shard` and upload its reports, and the final job must download them "
+        "into that folder"
     )
 
 
-WORDS: dict[str, Callable[[Finding], str]] = {
-    "no_head_results": lambda f: "the head report has no case results",
-    "error_rate": lambda f: (
-        f"{f.count} of {f.n} {f.side} cases ended in an error "
-        f"({_fmt(f.value)}%, the limit is {f.limit:g}%)"
-    ),
-    "blocking_error": lambda f: (
-        f"blocking {'case' if len(f.ids) == 1 else 'cases'} {_ids(f.ids)} "
-        f"ended in an error on {f.side}"
-    ),
-    "drop": _drop,
-    "significant_drop": lambda f: (
-        f"{_drop(f)}, and the drop is significant (p = {_p(f)} < {f.alpha:g})"
-    ),
-    "insignificant_drop": lambda f: (
-        f"{_drop(f)}, but the drop is not significant (p = {_p(f)}, alpha {f.alpha:g}); "
-        "require_significance is on, so it does not block"
-    ),
-    "blockers": _blockers,
-    "nothing_compared": lambda f: (
-        f"no case ran on both sides ({f.count} on base, {f.n} on head, none of them paired), "
-        "so nothing was compared"
-    ),
-    "no_baseline": lambda f: (
+@sentence.register
+def _(f: ShardsStale) -> str:
+    stale = ", ".join(f"{s.shard} ({s.path})" for s in f.stale)
+    return (
+        f"shard reports of other commits than base {f.base_sha[:12]} and head "
+        f"{f.head_sha[:12]}: {stale}"
+    )
+
+
+@sentence.register
+def _(f: ShardsIncomplete) -> str:
+    return (
+        f"{f.problem}; the verdict needs every shard exactly once (a shard is missing when "
+        "its job failed, was skipped or cancelled, or its reports were not downloaded)"
+    )
+
+
+@sentence.register
+def _(f: ShardsUnmerged) -> str:
+    return f"the {f.side} shards do not merge: {f.problem}"
+
+
+# --- the threshold rule ----------------------------------------------------------------------
+
+
+@sentence.register
+def _(f: Drop) -> str:
+    return _drop(f.drop_points, f.threshold)
+
+
+@sentence.register
+def _(f: SignificantDrop) -> str:
+    return (
+        f"{_drop(f.drop_points, f.threshold)}, and the drop is significant "
+        f"(p = {_p(f.p_value)} < {f.alpha:g})"
+    )
+
+
+@sentence.register
+def _(f: InsignificantDrop) -> str:
+    return (
+        f"{_drop(f.drop_points, f.threshold)}, but the drop is not significant "
+        f"(p = {_p(f.p_value)}, alpha {f.alpha:g}); require_significance is on, so it does "
+        "not block"
+    )
+
+
+@sentence.register
+def _(f: WithinThreshold) -> str:
+    sign = "+" if f.delta_points >= 0 else ""
+    return (
+        f"the pass rate changed by {sign}{_fmt(f.delta_points)} points "
+        f"(a drop of more than {f.threshold:g} blocks)"
+    )
+
+
+@sentence.register
+def _(f: NoBaseline) -> str:
+    return (
         "this suite is new: the base has no such suite, so there is no baseline and the "
         "threshold rule does not apply; the head's own blocking cases and errors still count"
-    ),
-    "head_policy_changes": lambda f: (
-        "this PR changes the policy in gate.yml ("
-        + "; ".join(f.names)
-        + "): the base's policy judges it, the head's takes effect after merge"
-    ),
-    "head_policy_applies": lambda f: (
-        "the base has no gate.yml, so the head's policy judges this PR"
-    ),
-    "old_blockers": _old_blockers,
-    "budget": _budget,
-    "budget_from_zero": lambda f: (
-        f"{BUDGET_NAMES.get(f.names[0], f.names[0])} was 0 on base and is not on head, "
-        "which no percentage budget allows"
-    ),
-    "budget_unmeasured": lambda f: (
-        f"the {BUDGET_NAMES.get(f.names[0], f.names[0])} budget was not checked: a side did "
-        f"not report its {BUDGET_NAMES.get(f.names[0], f.names[0])} "
-        + ("(e.g. no price for the model)" if f.names[0] == "cost" else "(e.g. no usage)")
-    ),
-    "within_threshold": _within,
-    "no_blocker_fails": lambda f: "no blocking case fails on head",
-    "coarse_suite": lambda f: (
-        f"this suite cannot enforce a {f.limit:g}-point threshold: with {f.n} cases one case "
-        f"is {(f.count or 0) / 100:.1f} points, so a single regression decides, and the "
-        f"smallest drop it would catch with 80% power is {_fmt(f.value)} points"
-    ),
-    "underpowered": lambda f: (
-        f"the threshold of {f.limit:g} points is below what this suite can resolve: the "
-        f"smallest drop it would catch with 80% power (α {f.alpha:g}) is {_fmt(f.value)} "
+    )
+
+
+# --- blocking cases --------------------------------------------------------------------------
+
+
+@sentence.register
+def _(f: Blockers) -> str:
+    new = set(f.new_ids)
+    noun = "case does" if len(f.ids) == 1 else "cases do"
+    shown = _states(f.ids, lambda i: _blocker_state(i, f.runs, new))
+    return f"{len(f.ids)} blocking {noun} not pass on head: {shown}"
+
+
+@sentence.register
+def _(f: OldBlockers) -> str:
+    one = len(f.ids) == 1
+    shown = _states(f.ids, lambda i: _blocker_state(i, f.runs, set()))
+    return (
+        f"{len(f.ids)} blocking {'case fails' if one else 'cases fail'} on head but did not pass "
+        f"every run on base, so with `blockers: new` {'it does' if one else 'they do'} not "
+        f"block: {shown}"
+    )
+
+
+@sentence.register
+def _(f: NoBlockerFails) -> str:
+    return "no blocking case fails on head"
+
+
+# --- budgets ---------------------------------------------------------------------------------
+
+
+@sentence.register
+def _(f: BudgetExceeded) -> str:
+    return (
+        f"{BUDGET_NAMES[f.metric]} rose {_fmt(f.rise_pct)}% over the cases both sides ran, more "
+        f"than the budget of {f.limit_pct:g}% (`budgets.{f.metric}_pct`)"
+    )
+
+
+@sentence.register
+def _(f: BudgetFromZero) -> str:
+    return (
+        f"{BUDGET_NAMES[f.metric]} was 0 on base and is not on head, which no percentage "
+        "budget allows"
+    )
+
+
+@sentence.register
+def _(f: BudgetUnmeasured) -> str:
+    name = BUDGET_NAMES[f.metric]
+    example = "(e.g. no price for the model)" if f.metric == "cost" else "(e.g. no usage)"
+    return f"the {name} budget was not checked: a side did not report its {name} {example}"
+
+
+# --- notes -----------------------------------------------------------------------------------
+
+
+@sentence.register
+def _(f: HeadPolicyChanges) -> str:
+    changes = "; ".join(
+        f"{c.key}: {_policy_value(c.base)} → {_policy_value(c.head)}" for c in f.changes
+    )
+    return (
+        f"this PR changes the policy in gate.yml ({changes}): the base's policy judges it, "
+        "the head's takes effect after merge"
+    )
+
+
+@sentence.register
+def _(f: HeadPolicyApplies) -> str:
+    return "the base has no gate.yml, so the head's policy judges this PR"
+
+
+@sentence.register
+def _(f: CoarseSuite) -> str:
+    return (
+        f"this suite cannot enforce a {f.threshold:g}-point threshold: with {f.cases} cases one "
+        f"case is {f.case_weight_points:.1f} points, so a single regression decides, and the "
+        f"smallest drop it would catch with 80% power is {_fmt(f.mde_points)} points"
+    )
+
+
+@sentence.register
+def _(f: Underpowered) -> str:
+    return (
+        f"the threshold of {f.threshold:g} points is below what this suite can resolve: the "
+        f"smallest drop it would catch with 80% power (α {f.alpha:g}) is {_fmt(f.mde_points)} "
         "points; more cases or repeats narrow it"
-    ),
-    "other_suite": lambda f: (
-        f"the base report is of suite {f.names[0]!r}, the head's of {f.names[1]!r}"
-    ),
-    "unpaired": lambda f: (
-        f"{f.count} added and {f.n} removed cases are not in the pass-rate delta, "
+    )
+
+
+@sentence.register
+def _(f: OtherSuite) -> str:
+    return f"the base report is of suite {f.base_suite!r}, the head's of {f.head_suite!r}"
+
+
+@sentence.register
+def _(f: Unpaired) -> str:
+    return (
+        f"{f.added} added and {f.removed} removed cases are not in the pass-rate delta, "
         "which is over the cases both sides ran"
-    ),
-}
+    )
 
 
-def sentence(finding: Finding) -> str:
-    return WORDS[finding.kind](finding)
+@sentence.register
+def _(f: Skipped) -> str:
+    return f.reason
 
 
-def explain(comparison: Comparison) -> Comparison:
-    """The comparison with its findings worded as `reasons` and `notes`. A comparison that has
-    reasons already (worded before, or made by the flow for a side that could not run) keeps
-    its words. Failures listed under an error verdict read "also: …"."""
-    if comparison.reasons or not comparison.findings:
-        return comparison
+# --- the comparison in words -----------------------------------------------------------------
+
+
+class Words(NamedTuple):
+    reasons: list[str]
+    notes: list[str]
+
+
+def words(comparison: Comparison) -> Words:
+    """The findings as `reasons` (why this verdict) and `notes` (decide nothing). Failures
+    listed under an error verdict read "also: …"."""
     reasons, notes = [], []
     for finding in comparison.findings:
-        words = sentence(finding)
+        said = sentence(finding)
         if finding.outcome == "note":
-            notes.append(words)
+            notes.append(said)
         elif finding.outcome == "fail" and comparison.verdict == "error":
-            reasons.append(f"also: {words}")
+            reasons.append(f"also: {said}")
         else:
-            reasons.append(words)
-    return comparison.model_copy(update={"reasons": reasons, "notes": notes})
+            reasons.append(said)
+    return Words(reasons, notes)
+
+
+FIRST_KEYS = ("verdict", "findings", "reasons", "notes")
+
+
+class WordedComparison(Comparison):
+    """The comparison as every format shows it (the templates' `c`, the `json` format): its
+    fields and its findings in words."""
+
+    reasons: list[str] = Field(default_factory=list, description="why this verdict")
+    notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
+
+    @model_serializer(mode="wrap")
+    def _words_beside_the_findings(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        return {**{k: data[k] for k in FIRST_KEYS if k in data}, **data}
+
+
+def worded(comparison: Comparison) -> WordedComparison:
+    said = words(comparison)
+    fields = {name: getattr(comparison, name) for name in Comparison.model_fields}
+    return WordedComparison.model_construct(
+        comparison.model_fields_set | {"reasons", "notes"},
+        **fields,
+        reasons=said.reasons,
+        notes=said.notes,
+    )

@@ -5,11 +5,13 @@ Pure: numbers in, escaped `Md` out.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from gate.compare.models import Comparison, SideUsage
 from gate.render import values
 from gate.render.markdown import Md
+from gate.render.style import Style
 
 
 def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
@@ -20,7 +22,7 @@ def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> M
     return Md(f"{diff}{relative}")
 
 
-def usage_rows(c: Comparison) -> list[dict[str, Md]]:
+def usage_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
     b: SideUsage = c.base_usage
     h: SideUsage = c.head_usage
 
@@ -34,12 +36,13 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
             ("+" if value > 0 else values.MINUS if value < 0 else "±") + values.ms(abs(value))
         )
 
+    money = functools.partial(values.usd, style=style)
     rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
         ("Calls", b.calls, h.calls, count),
         ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
         ("Completion tokens", b.tokens_completion, h.tokens_completion, count),
         ("Total tokens", b.tokens_total, h.tokens_total, count),
-        ("Cost", b.cost_usd, h.cost_usd, values.usd),
+        ("Cost", b.cost_usd, h.cost_usd, money),
         ("Latency p50", b.latency_p50_ms, h.latency_p50_ms, latency),
         ("Latency p95", b.latency_p95_ms, h.latency_p95_ms, latency),
     ]
@@ -47,9 +50,9 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         rows += [
             ("Judge calls", b.judge_calls, h.judge_calls, count),
             ("Judge tokens", b.judge_tokens, h.judge_tokens, count),
-            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, values.usd),
+            ("Judge cost", b.judge_cost_usd, h.judge_cost_usd, money),
         ]
-    return [
+    table = [
         {
             "label": Md(label),
             "base": show(base),
@@ -58,3 +61,17 @@ def usage_rows(c: Comparison) -> list[dict[str, Md]]:
         }
         for label, base, head, show in rows
     ]
+    table.insert(1, _cached_row("From the cache", b.cached_calls, h.cached_calls))
+    if b.judge_calls or h.judge_calls:
+        table.insert(-2, _cached_row("Judge calls from the cache", b.judge_cached, h.judge_cached))
+    return table
+
+
+def _cached_row(label: str, base: int, head: int) -> dict[str, Md]:
+    """Of the calls above, how many the response cache answered: no call made, nothing paid."""
+    return {
+        "label": Md(label),
+        "base": values.num(base),
+        "head": values.num(head),
+        "delta": Md(values.DASH),
+    }

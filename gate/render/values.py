@@ -1,4 +1,5 @@
-"""Value formatters: how numbers, outcomes and changes read in the comment (trusted `Md`)."""
+"""Value formatters: how numbers, outcomes and changes read in the comment (trusted `Md`, the
+same in every style but for money, whose `$` Markdown escapes)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import re
 from typing import Any
 
 from gate.render.markdown import Md
+from gate.render.style import MARKDOWN, Style
+from gate.report.plan import StopReason
 
 MINUS = "\N{MINUS SIGN}"
 ARROW = "\N{RIGHTWARDS ARROW}"
@@ -16,6 +19,16 @@ STATUS = {
     "error": "error",
     "needs_review": "needs review",
     None: "absent",
+}
+
+
+# Why `repeats: auto` stopped spending calls (the comment and the flow's log say it so).
+STOPPED: dict[StopReason | None, str] = {
+    "clear": "the decision was clear (the interval of the delta lies on one side of −threshold)",
+    "settled": "no case was uncertain any more",
+    "budget": "the call budget was reached",
+    "failed": "a side failed",
+    None: "after the first round",
 }
 
 
@@ -49,15 +62,15 @@ def ms(value: float | None) -> Md:
     return Md(f"{value / 1000:,.2f} s" if abs(value) >= 1000 else f"{value:,.0f} ms")
 
 
-def usd(value: float | None, signed: bool = False) -> Md:
+def usd(value: float | None, signed: bool = False, style: Style = MARKDOWN) -> Md:
     if value is None:
         return Md(DASH)
     digits = 2 if abs(value) >= 1 else 4
-    body = f"${abs(value):,.{digits}f}"
+    body = style.dollars(f"${abs(value):,.{digits}f}")
     if not signed:
-        return Md("\\" + body)  # `$` would start GitHub math
+        return body
     sign = "+" if value > 0 else MINUS if value < 0 else "\N{PLUS-MINUS SIGN}"
-    return Md(sign + "\\" + body)
+    return Md(sign + body)
 
 
 def p_value(value: float | None) -> Md:
@@ -76,24 +89,23 @@ def fraction(value: float | None, repeats: int = 0) -> Md:
     return Md(f"{value * 100:.0f}%{runs}")
 
 
-def runs(passes: int | None, repeats: int) -> Md:
-    """Runs that passed of the runs made, e.g. `2/3`."""
-    return Md(DASH if passes is None else f"{passes}/{repeats}")
+def runs(side: Any) -> Md:
+    """Runs of one side of a case that passed of the runs made, e.g. `2/3` (a `SideCase`)."""
+    return Md(DASH if side is None else f"{side.passes}/{side.repeats}")
 
 
 def runs_change(case: Any) -> Md:
     """A case's runs on both sides, e.g. `2/3 → 0/3` (a `CaseChange`)."""
-    return Md(
-        f"{runs(case.base_passes, case.base_repeats)} {ARROW} "
-        f"{runs(case.head_passes, case.head_repeats)}"
-    )
+    return Md(f"{runs(case.base)} {ARROW} {runs(case.head)}")
 
 
 def status(value: str | None) -> Md:
     return Md(STATUS.get(value, re.sub(r"[^a-z_]", "", str(value))))
 
 
-def change(base: str | None, head: str | None) -> Md:
+def change(case: Any) -> Md:
+    """A case's outcome on base and on head, e.g. `pass → fail` (a `CaseChange`)."""
+    base, head = case.statuses
     return Md(f"{status(base)} {ARROW} {status(head)}")
 
 

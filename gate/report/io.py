@@ -16,6 +16,7 @@ from typing import IO
 from pydantic import BaseModel, ValidationError
 
 from gate.errors import InputError
+from gate.report.compat import upgrade_meta
 from gate.report.files import atomic_write
 from gate.report.models import CaseResult, Report, RunMeta, Summary
 from gate.report.summary import SummaryBuilder
@@ -85,6 +86,28 @@ def write_summary(path: Path, summary: Summary) -> None:
     atomic_write(path, summary.model_dump_json(indent=2) + "\n")
 
 
+def _meta_line(first: str, file: Path) -> RunMeta:
+    """The metadata line, of any schema version this gate reads (`gate.report.compat`)."""
+    try:
+        data = json.loads(first) if first.strip() else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict) or data.get("type") != "meta":  # a case line is no metadata
+        raise InputError(
+            "not a gate report: the first line must be the metadata line", file=file, line=1
+        )
+    try:
+        return RunMeta.model_validate(upgrade_meta(data, file))
+    except ValidationError as err:
+        raise _bad_line("metadata line", err, file, 1) from None
+
+
+def _bad_line(what: str, err: ValidationError, file: Path, line: int) -> InputError:
+    detail = err.errors()[0]
+    key = ".".join(str(p) for p in detail["loc"]) or None
+    return InputError(f"bad {what}: {detail['msg']}", file=file, line=line, key=key)
+
+
 def iter_report(path: str | Path) -> tuple[RunMeta, Iterator[CaseResult]]:
     """Read a report lazily; bad lines name the file and line."""
     file = Path(path)
@@ -94,18 +117,11 @@ def iter_report(path: str | Path) -> tuple[RunMeta, Iterator[CaseResult]]:
         raise InputError("report not found", file=file) from None
     except OSError as exc:
         raise InputError(f"cannot read report: {exc.strerror}", file=file) from None
-    first = handle.readline()
     try:
-        meta = RunMeta.model_validate_json(first) if first.strip() else None
-    except ValidationError:
-        meta = None
-    if meta is not None and "type" not in meta.model_fields_set:
-        meta = None  # every field has a default: a case line would pass for metadata
-    if meta is None:
+        meta = _meta_line(handle.readline(), file)
+    except InputError:
         handle.close()
-        raise InputError(
-            "not a gate report: the first line must be the metadata line", file=file, line=1
-        )
+        raise
 
     def results() -> Iterator[CaseResult]:
         with handle:
@@ -115,11 +131,7 @@ def iter_report(path: str | Path) -> tuple[RunMeta, Iterator[CaseResult]]:
                 try:
                     yield CaseResult.model_validate_json(raw)
                 except ValidationError as err:
-                    detail = err.errors()[0]
-                    key = ".".join(str(p) for p in detail["loc"]) or None
-                    raise InputError(
-                        f"bad case line: {detail['msg']}", file=file, line=number, key=key
-                    ) from None
+                    raise _bad_line("case line", err, file, number) from None
 
     return meta, results()
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from gate import REPORT_SCHEMA_VERSION
 from gate.report.output import ToolCall
+from gate.report.plan import AutoRecord
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
@@ -253,7 +254,7 @@ class RunMeta(BaseModel):
     shard: str | None = None
     shards: list[str] = Field(default_factory=list)
     sandbox: dict[str, Any] | None = None
-    auto: dict[str, Any] | None = Field(
+    auto: AutoRecord | None = Field(
         None, description="repeats: auto: the plan that allocated the runs and why it stopped"
     )
 

@@ -3,14 +3,19 @@
 Round 0 runs every case `first` times on both sides. The next `uniform` rounds add one run to
 every case. Later rounds add `step` runs, on both sides, to each case whose outcome is still
 uncertain (`continues`), until the flow stops: the decision is clear, no case is uncertain, or
-a budget is reached (`max_repeats` per case and side, the flow's call budget). The plan is
-recorded in both reports (`auto` in the metadata line) so that the comparison can follow it
-(`gate.compare.estimates`): its rule depends on a case's own counts at round boundaries only.
+a budget is reached (`max_repeats` per case and side, the flow's call budget). The plan, the
+rounds and why they stopped are recorded in both reports (`AutoRecord`, `auto` in the metadata
+line) so that the comparison can follow the plan (`gate.compare.estimates`): its rule depends
+on a case's own counts at round boundaries only.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+StopReason = Literal["clear", "settled", "budget", "failed"]
 
 
 class Plan(BaseModel):
@@ -25,14 +30,28 @@ class Plan(BaseModel):
     minority: float = Field(
         0.15, ge=0, le=0.5, description="a case continues while its rarer outcome is this share"
     )
-    rounds: int = Field(0, ge=0, description="rounds run after round 0 (filled in by the flow)")
-    stop: str = Field("", description="why the flow stopped spending calls")
 
     def size(self, round_index: int) -> int:
         """Runs added to a case that takes part in round `round_index`."""
         if round_index == 0:
             return self.first
         return 1 if round_index <= self.uniform else self.step
+
+
+class AutoRecord(BaseModel):
+    """`auto` in a report's metadata line: the plan the runs followed and what the flow did
+    with it. `gate run` writes the plan alone (round 0); the flow adds the rest at its end."""
+
+    model_config = ConfigDict(frozen=True)
+
+    plan: Plan = Field(default_factory=Plan)
+    rounds: int = Field(0, ge=0, description="rounds run after round 0")
+    stop: StopReason | None = Field(
+        None,
+        description="why the flow stopped spending calls: the decision was clear, no case was "
+        "uncertain, the call budget was reached, a side failed; None: round 0 only",
+    )
+    calls: int | None = Field(None, ge=0, description="the calls this report holds")
 
 
 def continues(plan: Plan, own: int, other: int, runs: int, round_index: int) -> bool:

@@ -19,11 +19,12 @@ from gate.checks.base import PythonCheckRunner
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.inputs.paths import display_path
 from gate.inputs.shard import Shard, select_shard
-from gate.providers.cache import default_cache_dir
+from gate.providers.cache import resolve_cache_dir
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
-from gate.report.plan import Plan
+from gate.report.plan import AutoRecord, Plan
 from gate.run.own_system import own_sandbox, own_suite
 from gate.run.preflight import (
     python_check_problems,
@@ -72,9 +73,22 @@ def suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     if suite.promptfoo is not None:
         from gate.inputs.promptfoo_suite.suites import suite_cases as promptfoo_suite_cases
 
-        cases = promptfoo_suite_cases(loaded.path, suite)
-    else:
+        return _checked(loaded, suite, promptfoo_suite_cases(loaded.path, suite))
+    try:
         cases = load_cases(suite.cases or [], loaded.base_dir, display_root)
+    except InputError as exc:
+        if exc.key != "cases" or exc.line is not None:
+            raise
+        raise InputError(  # no file matched: named at the suite's `cases:` line
+            f"suite {suite.name!r}: {exc.message}",
+            file=display_path(loaded.path, display_root),
+            line=loaded.suite_line(suite.name, "cases"),
+            key="cases",
+        ) from None
+    return _checked(loaded, suite, cases)
+
+
+def _checked(loaded: LoadedConfig, suite: SuiteConfig, cases: list[Case]) -> list[Case]:
     if not cases:
         raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
     _require_services(loaded, cases)
@@ -103,14 +117,21 @@ def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
             )
 
 
+def cache_dir(request: RunRequest) -> Path:
+    """The response cache; a relative one lies in the repository of gate.yml (`-c`), which is
+    the head's checkout for both sides of the PR flow, whatever the side's `--root`."""
+    loaded = request.loaded
+    root = find_repo_root(loaded.base_dir) or loaded.base_dir
+    return resolve_cache_dir(loaded.config.cache.dir, request.environ, root)
+
+
 def system_env(request: RunRequest) -> SystemEnv:
     config = request.loaded.config
-    cache_dir = Path(config.cache.dir) if config.cache.dir else default_cache_dir(request.environ)
     return SystemEnv(
         root=request.root.resolve(),
         config_dir=request.loaded.base_dir,
         environ=request.environ,
-        cache_dir=cache_dir,
+        cache_dir=cache_dir(request),
         use_cache=request.use_cache and config.cache.enabled,
         prices={name: price.model_dump() for name, price in config.prices.items()},
         concurrency=request.concurrency or config.concurrency,
@@ -196,7 +217,7 @@ def build_meta(
     root = request.root.resolve()
     sha, dirty = git_state(root)
     suite = config.suite(request.suite)
-    watched = watched_files(root, [*config.watch, *suite.watch])
+    watched = watched_files(root, [*config.watch, *suite.watch], skip=cache_dir(request))
     own = [request.system_config.path] if request.system_config else []
     files = [request.loaded.path, *own, *system.files(), *watched]
     sandbox: dict[str, Any] | None = ctx.sandbox.protections() if ctx.sandbox else None
@@ -214,7 +235,7 @@ def build_meta(
         system=system.describe(),
         repeats=run_repeats(request, config),
         concurrency=request.concurrency or config.concurrency,
-        auto=auto_plan(config).model_dump() if config.repeats == "auto" else None,
+        auto=AutoRecord(plan=auto_plan(config)) if config.repeats == "auto" else None,
         n_cases=n,
         suite_size=suite_size,
         shard=str(request.shard) if request.shard else None,
@@ -222,10 +243,14 @@ def build_meta(
     )
 
 
-def watched_files(root: Path, patterns: list[str], limit: int = 200) -> list[Path]:
+def watched_files(
+    root: Path, patterns: list[str], limit: int = 200, *, skip: Path | None = None
+) -> list[Path]:
     """Files of the checkout matched by `watch` (prompts, model configs): hashed into the
-    report so a reader can tell which versions produced it."""
+    report so a reader can tell which versions produced it. Nothing below `skip` (the
+    response cache, which a workflow may keep in the workspace) counts."""
     found: dict[Path, None] = {}
+    skipped = skip.resolve() if skip is not None else None
     for pattern in patterns:
         if pattern.startswith("!"):
             continue
@@ -233,6 +258,8 @@ def watched_files(root: Path, patterns: list[str], limit: int = 200) -> list[Pat
         if pattern.endswith("**"):
             pattern += "/*"  # pathlib's trailing `**` matches folders only
         for path in sorted(root.glob(pattern)):
+            if skipped is not None and path.resolve().is_relative_to(skipped):
+                continue
             if path.is_file() and ".git" not in path.parts:
                 found[path] = None
             if len(found) >= limit:

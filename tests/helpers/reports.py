@@ -34,6 +34,19 @@ HOSTILE_OUTPUTS = [
 ]
 
 
+# The `json` format's stable keys (SPEC, "Stable interfaces").
+STABLE_KEYS = (
+    "verdict",
+    "base_pass_rate",
+    "head_pass_rate",
+    "delta_points",
+    "regressions",
+    "fixes",
+    "blocker_failures",
+    "p_value",
+)
+
+
 def check(name: str, passed: bool | None, detail: str = "") -> CheckResult:
     return CheckResult(name=name, passed=passed, detail=detail)
 

@@ -1,0 +1,335 @@
+"""The findings of a comparison: each rule that decided the verdict, held, or is worth a note.
+
+Pure data, one model per kind, told apart by `kind` (a discriminated union, so the `json`
+format reads back into the right model). Every finding says what it does in `outcome`:
+`error` and `fail` decide the verdict, `pass` is a rule that held, `note` decides nothing,
+`skip` says why nothing ran. The words are `gate.render.reasons`'s, made only where output is
+rendered; a finding holds numbers, ids and names, never a sentence (a side's own error
+message, a skip reason and a shard problem are quoted as they came).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+SideName = Literal["base", "head"]
+BudgetMetric = Literal["cost", "tokens", "latency_p95"]
+
+
+class _Finding(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # each kind narrows it to its own name; first in the json
+
+
+class _Error(_Finding):
+    """The comparison cannot be trusted: the verdict is error."""
+
+    outcome: Literal["error"] = "error"
+
+
+class _Fail(_Finding):
+    """A rule that blocks the PR."""
+
+    outcome: Literal["fail"] = "fail"
+
+
+class _Pass(_Finding):
+    """A rule that held."""
+
+    outcome: Literal["pass"] = "pass"
+
+
+class _Note(_Finding):
+    """Worth knowing; decides nothing."""
+
+    outcome: Literal["note"] = "note"
+
+
+# --- errors: the comparison cannot be trusted ---------------------------------------------
+
+
+class NoHeadResults(_Error):
+    kind: Literal["no_head_results"] = "no_head_results"
+
+
+class ErrorRate(_Error):
+    """More of a side's cases ended in an error than `max_error_rate` allows."""
+
+    kind: Literal["error_rate"] = "error_rate"
+    side: SideName
+    errors: int
+    cases: int
+    rate_pct: float
+    limit_pct: float
+
+
+class BlockingError(_Error):
+    """Cases of a blocking severity ended in an error on a side."""
+
+    kind: Literal["blocking_error"] = "blocking_error"
+    side: SideName
+    ids: list[str]
+
+
+class NothingCompared(_Error):
+    """There is a baseline, but no case ran on both sides."""
+
+    kind: Literal["nothing_compared"] = "nothing_compared"
+    base_cases: int
+    head_cases: int
+
+
+class SideFailed(_Error):
+    """A side's `gate run` (of one shard, in the sharded mode) ended without a report."""
+
+    kind: Literal["side_failed"] = "side_failed"
+    side: SideName
+    shard: str | None = Field(None, description="I/N in the sharded mode")
+    exit_code: int | None = Field(None, description="None: the run never came to an end")
+    error: str | None = Field(None, description="the run's last error line")
+
+
+class NoBaseResults(_Error):
+    """The base side could not run: without its results nothing is compared, never a pass."""
+
+    kind: Literal["no_base_results"] = "no_base_results"
+
+
+class ShardsMissing(_Error):
+    """`mode: finish` found no shard report of the suite."""
+
+    kind: Literal["shards_missing"] = "shards_missing"
+    suite: str
+    folder: str
+
+
+class ShardFile(BaseModel):
+    shard: str
+    path: str
+
+
+class ShardsStale(_Error):
+    """Shard reports of other commits than the ones this job compares."""
+
+    kind: Literal["shards_stale"] = "shards_stale"
+    base_sha: str
+    head_sha: str
+    stale: list[ShardFile]
+
+
+class ShardsIncomplete(_Error):
+    """A shard is missing or there twice (`problem`: which, as the merge check says)."""
+
+    kind: Literal["shards_incomplete"] = "shards_incomplete"
+    problem: str
+
+
+class ShardsUnmerged(_Error):
+    """A side's shard reports do not merge into one report."""
+
+    kind: Literal["shards_unmerged"] = "shards_unmerged"
+    side: SideName
+    problem: str
+
+
+# --- the threshold rule ------------------------------------------------------------------
+
+
+class Drop(_Fail):
+    """The pass rate dropped by more than the threshold."""
+
+    kind: Literal["drop"] = "drop"
+    drop_points: float
+    threshold: float
+
+
+class SignificantDrop(_Fail):
+    """With `require_significance`: a drop beyond the threshold that is also significant."""
+
+    kind: Literal["significant_drop"] = "significant_drop"
+    drop_points: float
+    threshold: float
+    p_value: float
+    alpha: float
+
+
+class InsignificantDrop(_Note):
+    """With `require_significance`: a drop beyond the threshold that is not significant."""
+
+    kind: Literal["insignificant_drop"] = "insignificant_drop"
+    drop_points: float
+    threshold: float
+    p_value: float | None
+    alpha: float
+
+
+class WithinThreshold(_Pass):
+    kind: Literal["within_threshold"] = "within_threshold"
+    delta_points: float
+    threshold: float
+
+
+class NoBaseline(_Pass):
+    """A new suite: the threshold rule does not apply, the head is judged alone."""
+
+    kind: Literal["no_baseline"] = "no_baseline"
+    head_cases: int
+
+
+# --- blocking cases ----------------------------------------------------------------------
+
+
+class Runs(BaseModel):
+    """With repeats: a case's runs that passed, of its runs, on both sides."""
+
+    base_passes: int
+    base_runs: int
+    head_passes: int
+    head_runs: int
+
+
+class Blockers(_Fail):
+    """Cases of a blocking severity that do not pass on head."""
+
+    kind: Literal["blockers"] = "blockers"
+    ids: list[str]
+    new_ids: list[str] = Field(default_factory=list, description="passed on base, or new")
+    runs: dict[str, Runs] = Field(default_factory=dict, description="the repeated ones")
+
+
+class OldBlockers(_Note):
+    """`blockers: new`: failing blocking cases that did not pass every run on base."""
+
+    kind: Literal["old_blockers"] = "old_blockers"
+    ids: list[str]
+    runs: dict[str, Runs] = Field(default_factory=dict, description="the repeated ones")
+
+
+class NoBlockerFails(_Pass):
+    kind: Literal["no_blocker_fails"] = "no_blocker_fails"
+
+
+# --- budgets -----------------------------------------------------------------------------
+
+
+class BudgetExceeded(_Fail):
+    """A usage metric rose by more than its budget (percent of the base)."""
+
+    kind: Literal["budget"] = "budget"
+    metric: BudgetMetric
+    rise_pct: float
+    limit_pct: float
+
+
+class BudgetFromZero(_Fail):
+    kind: Literal["budget_from_zero"] = "budget_from_zero"
+    metric: BudgetMetric
+
+
+class BudgetUnmeasured(_Note):
+    """A side did not report the metric, so its budget was not checked."""
+
+    kind: Literal["budget_unmeasured"] = "budget_unmeasured"
+    metric: BudgetMetric
+
+
+# --- notes -------------------------------------------------------------------------------
+
+
+class PolicyChange(BaseModel):
+    """One policy key the head's gate.yml changes: its value on base and on head."""
+
+    key: str
+    base: JsonValue
+    head: JsonValue
+
+
+class HeadPolicyChanges(_Note):
+    """The head's gate.yml changes the policy: the base's judges this PR."""
+
+    kind: Literal["head_policy_changes"] = "head_policy_changes"
+    changes: list[PolicyChange]
+
+
+class HeadPolicyApplies(_Note):
+    """The base has no gate.yml, so the head's policy judges the PR."""
+
+    kind: Literal["head_policy_applies"] = "head_policy_applies"
+
+
+class _Resolution(_Note):
+    cases: int
+    case_weight_points: float = Field(description="what one case moves the pass rate")
+    mde_points: float = Field(description="the smallest drop caught with 80% power")
+    threshold: float
+    alpha: float
+
+
+class CoarseSuite(_Resolution):
+    """The threshold is below one case's weight: a single regression decides."""
+
+    kind: Literal["coarse_suite"] = "coarse_suite"
+
+
+class Underpowered(_Resolution):
+    """The threshold is below the smallest drop the suite catches with 80% power."""
+
+    kind: Literal["underpowered"] = "underpowered"
+
+
+class OtherSuite(_Note):
+    kind: Literal["other_suite"] = "other_suite"
+    base_suite: str
+    head_suite: str
+
+
+class Unpaired(_Note):
+    """Cases in one report only: not in the pass-rate delta."""
+
+    kind: Literal["unpaired"] = "unpaired"
+    added: int
+    removed: int
+
+
+class Skipped(_Finding):
+    """Nothing ran (the verdict is skipped); `reason` as the change detection gave it."""
+
+    kind: Literal["skipped"] = "skipped"
+    outcome: Literal["skip"] = "skip"
+    reason: str
+
+
+Finding = Annotated[
+    NoHeadResults
+    | ErrorRate
+    | BlockingError
+    | NothingCompared
+    | SideFailed
+    | NoBaseResults
+    | ShardsMissing
+    | ShardsStale
+    | ShardsIncomplete
+    | ShardsUnmerged
+    | Drop
+    | SignificantDrop
+    | InsignificantDrop
+    | WithinThreshold
+    | NoBaseline
+    | Blockers
+    | OldBlockers
+    | NoBlockerFails
+    | BudgetExceeded
+    | BudgetFromZero
+    | BudgetUnmeasured
+    | HeadPolicyChanges
+    | HeadPolicyApplies
+    | CoarseSuite
+    | Underpowered
+    | OtherSuite
+    | Unpaired
+    | Skipped,
+    Field(discriminator="kind"),
+]
