@@ -382,8 +382,7 @@ def test_a_promptfoo_config_becomes_the_suite(tmp_path: Path, server: ModelServe
     )
     config = yaml.safe_load((repo / "gate.yml").read_text())
     assert config["suites"] == [{"name": "evals", "promptfoo": "evals/promptfooconfig.yaml"}]
-    env = yaml.safe_load((repo / WORKFLOW).read_text())["jobs"]["gate"]["steps"][1]["env"]
-    assert set(env) == {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    assert set(gate_step(repo)["env"]) == {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
     validated = gate(repo, "validate")
     assert validated.returncode == 0, validated.stdout + validated.stderr
     checked = gate(repo, "check", "--base", "main", server=server)

@@ -208,12 +208,17 @@ def test_the_gates_prompts_have_nunjucks_filters_and_name_unknown_ones(tmp_path)
 
     good = tmp_path / "good.j2"
     good.write_text("{{ data | dump }} {{ (raw | load).k }} {{ text | nl2br }}")
-    (message,) = PromptTemplate(good, "prompts/good.j2").render(
+    (message,) = PromptTemplate(good, "prompts/good.j2", root=tmp_path).render(
         {"data": {"a": [1, 2.0]}, "raw": '{"k": "v"}', "text": "a\nb"}
     )
     assert message.content == '{"a":[1,2]} v a<br />\nb'
     bad = tmp_path / "bad.j2"
     bad.write_text("Hello\n{% if loud %}{{ name | shout }}{% endif %}\n")
     with pytest.raises(InputError) as info:
-        PromptTemplate(bad, "prompts/bad.j2")
+        PromptTemplate(bad, "prompts/bad.j2", root=tmp_path)
     assert str(info.value).startswith("prompts/bad.j2:2: unknown filter `shout`")
+    (tmp_path / "part.j2").write_text("one\n{{ x | whisper }}\n")
+    (tmp_path / "main.j2").write_text("{% include 'part.j2' %}\n")
+    with pytest.raises(InputError) as info:  # in an included file: named at its own line
+        PromptTemplate(tmp_path / "main.j2", "main.j2", root=tmp_path)
+    assert str(info.value).startswith("part.j2:2: unknown filter `whisper`")
