@@ -85,7 +85,9 @@ paths = st.lists(
 @given(
     root=paths,
     config=paths,
-    suite=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20),
+    suite=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=20).filter(
+        lambda name: name != "--"  # gate.yml refuses it: argparse drops a `--` value
+    ),
     report=paths,
     system_config=st.none() | paths,
     heldout=st.none() | paths,

@@ -193,6 +193,13 @@ class SuiteConfig(ClosedModel):
             raise ValueError("a suite needs `cases` (and `system`), or `promptfoo`")
         return self
 
+    @field_validator("name")
+    @classmethod
+    def _not_an_option_marker(cls, name: str) -> str:
+        if name == "--":  # command lines read `--` as the end of the options, never as a value
+            raise ValueError("a suite cannot be named '--'")
+        return name
+
 
 class GateConfig(PolicyKeys):
     """`gate.yml`: the policy's keys at the top level, then what runs and how."""
