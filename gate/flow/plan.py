@@ -3,9 +3,10 @@
 `plan_flow` reads the base commit's gate.yml (`gate.flow.baseline`), builds from it the policy
 that judges the PR (the base's, with the request's overrides) and the notes on it for the
 comment, decides per suite whether it runs (change detection: every mode decides it the same
-way), and sets where the comments' templates come from. The full flow, `gate check`,
-`gate demo` and the Action's shard and finish modes each start from one plan; nothing after it
-reads the base's gate.yml or builds a policy again.
+way), lists the base's suites the head removes or renames (they fail), and takes the comments'
+templates from the base commit's `templates:` folder (the head's only when the base has no
+gate.yml). The full flow, `gate check`, `gate demo` and the Action's shard and finish modes
+each start from one plan; nothing after it reads the base's gate.yml or builds a policy again.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from gate.compare.models import Finding
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
-from gate.flow.git import FileChange
+from gate.flow.git import FileChange, GitRepo
 from gate.flow.request import FlowRequest
 from gate.flow.triggers import relevant_changes, suite_triggers
 from gate.inputs.paths import relative_posix
@@ -27,24 +28,27 @@ from gate.render import RenderContext
 
 @dataclass(frozen=True)
 class SuitePlan:
-    """Whether a suite runs: the changes that touch it, or why it is skipped; and whether the
-    base has the suite (`baseline`: its own system runs on the base side) or it is new."""
+    """Whether a suite runs: the changes that touch it, or why it is skipped; whether the
+    base has the suite (`baseline`: its instrument measures both sides) or it is new; and
+    whether the head removed (or renamed) a suite of the base's (`removed`: it fails)."""
 
     name: str
     changes: tuple[FileChange, ...]
     skip_reason: str | None
     baseline: bool = True
+    removed: bool = False
 
     @property
     def runs(self) -> bool:
-        return self.skip_reason is None
+        return self.skip_reason is None and not self.removed
 
 
 @dataclass(frozen=True)
 class FlowPlan:
     """One flow's request and what its suites share: the base's gate.yml, the policy that
-    judges every suite, the flow's notes on it, each suite's plan, and the comments'
-    render context (the request's `display`, with the config's templates)."""
+    judges every suite, the head's (what its own instrument would say), the flow's notes on
+    it, each suite's plan, and the comments' render context (the request's `display`, with
+    the base's templates)."""
 
     request: FlowRequest
     baseline: Baseline
@@ -52,6 +56,7 @@ class FlowPlan:
     notes: tuple[Finding, ...]
     suites: tuple[SuitePlan, ...]
     render: RenderContext
+    head_policy: Policy
 
     @property
     def runnable(self) -> list[SuitePlan]:
@@ -62,25 +67,42 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
     baseline = read_baseline(revisions.repo, revisions.base_sha, head)
     overrides = request.overrides
-    policy = flow_policy(
-        baseline, head, threshold=overrides.threshold, block_severities=overrides.block_severities
-    )
-    templates = head.base_dir / head.config.templates if head.config.templates else None
-    render = request.display
-    if templates is not None:
-        render = render.model_copy(update={"template_dir": templates.resolve()})
+    threshold, severities = overrides.threshold, overrides.block_severities
     return FlowPlan(
         request=request,
         baseline=baseline,
-        policy=policy,
+        policy=flow_policy(baseline, head, threshold=threshold, block_severities=severities),
         notes=tuple(policy_findings(baseline, head)),
         suites=tuple(plan_suites(request, baseline)),
-        render=render,
+        render=request.display.model_copy(update=comment_templates(request, baseline)),
+        head_policy=Policy.from_config(
+            head.config, threshold=threshold, block_severities=severities
+        ),
     )
 
 
+def comment_templates(request: FlowRequest, baseline: Baseline) -> dict[str, object]:
+    """Where the comments' templates come from: the base commit's `templates:` folder (a
+    PR's templates render its comment only once merged); the head's when the base has no
+    gate.yml (or one config outside the repository serves both); the built-in ones when the
+    base's gate.yml cannot be read."""
+    head = request.config
+    if baseline.loaded is None or baseline.shared:
+        if baseline.problem or not head.config.templates:
+            return {}
+        return {"template_dir": (head.base_dir / head.config.templates).resolve()}
+    folder = baseline.loaded.config.templates
+    if not folder or baseline.relative is None:
+        return {}
+    repo: GitRepo = request.revisions.repo
+    where = (Path(baseline.relative).parent / folder).as_posix()
+    sha = request.revisions.base_sha
+    return {"template_files": tuple(repo.files_below(sha, where)), "template_origin": where}
+
+
 def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
-    """Change detection: which suites run, and which of them the base's gate.yml has."""
+    """Change detection: which suites run, and which of them the base's gate.yml has; then
+    the base's suites the head's lacks."""
     changes = _changes(request)
     root = request.revisions.repo.root
     plans = []
@@ -89,6 +111,9 @@ def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
         relevant = relevant_changes(changes, patterns)
         skip = None if relevant else _skip_reason(changes, patterns)
         plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
+    head = {suite.name for suite in request.config.config.suites}
+    gone = [name for name in baseline.suites if name not in head]
+    plans += [SuitePlan(name, (), None, removed=True) for name in gone]
     return plans
 
 

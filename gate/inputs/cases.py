@@ -74,6 +74,7 @@ class Case(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     file: str = ""
     line: int = 0
+    added: bool = False  # the PR flow: a case the PR adds, which the base's suite lacks
 
     @property
     def where(self) -> str:

@@ -88,18 +88,19 @@ def _render_within(
     style: Style = MARKDOWN,
 ) -> str:
     try:
-        template = environment(ctx.template_dir, style).get_template(name)
+        template = environment(ctx.template_dir, style, ctx.template_files).get_template(name)
         for factor in SCALES:
             context = template_context(comparison, ctx, limits.scaled(factor), style)
             body = prefix + template.render(context)
             if fits(body):
                 return body
     except TemplateSyntaxError as exc:
+        shown = f"{ctx.template_origin}/{exc.name}" if ctx.template_origin else exc.name
         raise InputError(
-            f"template error: {exc.message}", file=exc.filename, line=exc.lineno
+            f"template error: {exc.message}", file=exc.filename or shown, line=exc.lineno
         ) from None
     except TemplateError as exc:
-        where = ctx.template_dir or "the built-in templates"
+        where = ctx.template_origin or ctx.template_dir or "the built-in templates"
         raise InputError(f"template error: {exc}", file=where, key=name) from None
     return prefix + minimal_body(comparison, ctx)
 

@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import (
     BaseLoader,
     ChoiceLoader,
+    DictLoader,
     Environment,
     FileSystemLoader,
     PackageLoader,
@@ -45,19 +46,28 @@ def _finalizer(style: Style) -> Any:
     return finalize
 
 
-def _loader(template_dir: Path | None) -> BaseLoader:
+def _loader(
+    template_dir: Path | None, files: tuple[tuple[str, str], ...] | None = None
+) -> BaseLoader:
     ours = PackageLoader("gate.templates", ".")
     loaders: list[BaseLoader] = [PrefixLoader({"gate": ours}), ours]
     if template_dir is not None:
         loaders.insert(0, FileSystemLoader(str(template_dir)))
+    if files is not None:
+        loaders.insert(0, DictLoader(dict(files)))
     return ChoiceLoader(loaders)
 
 
 @functools.lru_cache(maxsize=8)
-def environment(template_dir: Path | None = None, style: Style = MARKDOWN) -> Environment:
-    """The templates' environment, its escaping and filters those of `style`."""
+def environment(
+    template_dir: Path | None = None,
+    style: Style = MARKDOWN,
+    files: tuple[tuple[str, str], ...] | None = None,
+) -> Environment:
+    """The templates' environment, its escaping and filters those of `style`; `files`: user
+    templates given as text, before `template_dir` and the built-in ones."""
     env = Environment(
-        loader=_loader(template_dir),
+        loader=_loader(template_dir, files),
         autoescape=True,
         finalize=_finalizer(style),
         undefined=StrictUndefined,

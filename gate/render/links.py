@@ -35,6 +35,10 @@ class RenderContext(BaseModel):
     run_url: str | None = None
     report_hint: str | None = None
     template_dir: Path | None = None
+    # The comment templates as text (name, source), e.g. the base commit's `templates:`
+    # folder in the PR flow; they come before `template_dir` and the built-in ones.
+    template_files: tuple[tuple[str, str], ...] | None = None
+    template_origin: str | None = None  # where `template_files` came from, for errors
 
 
 def safe_url(url: str | None) -> Md | None:
