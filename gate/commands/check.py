@@ -61,6 +61,14 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="draw fresh answers: ignore and do not write the response cache (rerun a noise fail)",
     )
+    p.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a label of the PR (repeatable): with the base policy's accept_label "
+        "(`eval-gate: accept`) a fail is accepted, as it would be on GitHub",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -100,6 +108,7 @@ def handle(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
         use_cache=not args.no_cache,
+        labels=args.label,
     )
     shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:
