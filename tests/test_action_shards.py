@@ -254,7 +254,7 @@ def test_a_pr_that_brings_the_suite_in_is_judged_on_the_head_alone_when_sharded(
     (comment,) = world.comments()
     body = comment.body.replace("\\", "")
     assert "this suite is new" in body and "no baseline" in body
-    assert "the base has no gate.yml, so the head's policy judges this PR" in body
+    assert "the base has no gate.yml, so the head's own instrument and policy judge this PR" in body
     assert f"{N_CASES} added" in body
 
 

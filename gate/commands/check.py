@@ -76,8 +76,8 @@ def headline(outcome: SuiteOutcome) -> str:
     c = outcome.comparison
     if c.verdict == "skipped":
         return f"{outcome.suite}: skipped: {'; '.join(words(c).reasons)}"
-    if c.verdict == "error" and c.base_pass_rate is None:
-        return f"{outcome.suite}: error: {'; '.join(words(c).reasons)}"
+    if not c.head.n:  # nothing ran: a side could not, or the PR removed the suite
+        return f"{outcome.suite}: {c.verdict}: {'; '.join(words(c).reasons)}"
     return (
         f"{outcome.suite}: {c.verdict}: pass rate {pct(c.base_pass_rate)} -> "
         f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "

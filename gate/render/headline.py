@@ -53,8 +53,9 @@ def accepted_by(c: Comparison) -> str | None:
 
 
 def reason_headline(c: Comparison) -> bool:
-    """Nothing was compared (skipped, or a side could not run): the reason is the headline."""
-    return c.verdict == "skipped" or (c.verdict == "error" and not c.head.n)
+    """Nothing was compared (skipped, a side could not run, a suite the PR removed): the
+    reason is the headline."""
+    return c.verdict == "skipped" or not c.head.n
 
 
 def headline(c: WordedComparison, style: Style, reason_chars: int) -> Md:

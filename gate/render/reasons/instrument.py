@@ -36,7 +36,7 @@ from gate.render.reasons.rules import _fmt, _ids, _policy_value, sentence
 CASE_FIELDS = {
     "expect": "changes the expectations of",
     "input": "changes the input of",
-    "task": "moves to another task",
+    "task": "changes the task of",
 }
 
 
@@ -50,6 +50,10 @@ def is_instrument(finding: Finding) -> bool:
 def _cases(ids: Sequence[str]) -> str:
     noun = "case" if len(ids) == 1 else "cases"
     return f"{len(ids):,} {noun} ({_ids(list(ids))})"
+
+
+def _them(ids: Sequence[str], one: str, more: str) -> str:
+    return one if len(ids) == 1 else more
 
 
 def _changes(changes: Sequence[KeyChange]) -> str:
@@ -88,8 +92,9 @@ def _(f: SuiteRemoved) -> str:
 @sentence.register
 def _(f: CasesRemoved) -> str:
     return (
-        f"this PR removes {_cases(f.ids)} from the case files: they are still asked and "
-        "judged as the base defines them, on both sides"
+        f"this PR removes {_cases(f.ids)} from the case files: "
+        f"{_them(f.ids, 'it is', 'they are')} still asked of both sides and judged as the base "
+        f"defines {_them(f.ids, 'it', 'them')}"
     )
 
 
@@ -97,19 +102,23 @@ def _(f: CasesRemoved) -> str:
 def _(f: CasesAdded) -> str:
     said = (
         f"this PR adds {_cases(f.ids)}: asked of both sides and reported apart, outside the "
-        "pass-rate delta; a failing blocker among them blocks"
+        "pass-rate delta; only a failing blocker among them counts (it blocks)"
     )
     if f.unjudged:
         said += (
-            f"; {_cases(f.unjudged)} use `expect.python` code the base does not have, so the "
-            "base's checks cannot judge them: they count once merged"
+            f"; {_cases(f.unjudged)} {_them(f.unjudged, 'uses', 'use')} `expect.python` code "
+            "the base does not have, so the base's checks cannot judge "
+            f"{_them(f.unjudged, 'it', 'them')}: not asked until merged"
         )
     return said
 
 
 @sentence.register
 def _(f: CasesEdited) -> str:
-    return f"this PR {CASE_FIELDS[f.field]} {_cases(f.ids)}: the base's definition judges them"
+    return (
+        f"this PR {CASE_FIELDS[f.field]} {_cases(f.ids)}: the base's definition judges "
+        f"{_them(f.ids, 'it', 'them')}"
+    )
 
 
 @sentence.register
@@ -183,7 +192,7 @@ def _(f: SandboxLimitsChanged) -> str:
 @sentence.register
 def _(f: TemplatesChanged) -> str:
     where = (
-        f"`templates: {f.base or '(built-in)'}` → `{f.head or '(built-in)'}`"
+        f"`templates:` {f.base or 'none'} → {f.head or 'none'}"
         if f.base != f.head
         else ", ".join(f"`{name}`" for name in f.files[:5])
     )
@@ -219,19 +228,21 @@ def _(f: HeadInstrument) -> str:
             f"{sign}{_fmt(f.delta_points)} points, {_fmt(f.base_pass_rate)}% → "
             f"{_fmt(f.head_pass_rate)}% over {f.paired:,} cases"
         )
-    why = "".join(f"; {sentence(d)}" for d in f.decisive[:3])
     said = (
-        f"with the head's own cases, checks, judge, prices and policy, this PR would read: "
-        f"{f.verdict} ({numbers}){why}; that is how the gate measures once this is merged"
+        "with the head's own cases, checks, judge, prices and policy (the same answers judged "
+        f"again, no system call) this PR would read: {f.verdict} ({numbers})"
+        + "".join(f"; {sentence(d)}" for d in f.decisive[:3])
+        + ": that is how the gate measures once it is merged"
     )
     if f.left_out:
         said += (
-            f" ({_cases(f.left_out)} left out: this PR changes their input, whose answers "
-            "were not asked)"
+            f"; {_cases(f.left_out)} left out: this PR changes "
+            f"{_them(f.left_out, 'its input, whose answer was', 'their input, whose answers were')}"
+            " not asked"
         )
-    calls = f"the same answers re-judged, no system call; {f.judge_calls:,} judge calls"
-    cached = f", {f.judge_cached:,} of them from the cache" if f.judge_calls else ""
-    return f"{said} ({calls}{cached})"
+    if f.judge_calls:
+        said += f"; {f.judge_calls:,} judge calls, {f.judge_cached:,} of them from the cache"
+    return said
 
 
 @sentence.register

@@ -289,7 +289,7 @@ def _(f: HeadPolicyChanges) -> str:
 
 @sentence.register
 def _(f: HeadPolicyApplies) -> str:
-    return "the base has no gate.yml, so the head's policy judges this PR"
+    return "the base has no gate.yml, so the head's own instrument and policy judge this PR"
 
 
 @sentence.register

@@ -1,0 +1,297 @@
+"""The PR cannot steer its own verdict: what measures comes from the base.
+
+Each PR of `helpers.pr_scenarios` regresses and edits the instrument the way that used to let
+the regression through (all of them passed, exit 0, before); run through the `gate check`
+flow on a real repository, each fails, and the comment's visible part names the change and
+what the head's own instrument would say. The accept label turns a fail into an accepted pass;
+a plain regression still fails, a no-op PR still passes, and cases a PR only adds decide only
+by their blockers.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from helpers.pr_scenarios import (
+    ACCEPT,
+    FEES,
+    SCENARIOS,
+    base_files,
+    case,
+    config,
+    drop,
+    dump,
+    faq,
+    jsonl,
+    make_project,
+    visible,
+)
+
+from gate.compare import findings as f
+from gate.compare.models import Comparison
+from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, run_check
+from gate.render.markdown import text
+from gate.render.reasons import sentence
+
+REASON_CHARS = 400  # the comment's limits: a reason, and an instrument line (twice that)
+
+
+def check(root: Path, *labels: str, base: str = "main") -> list[SuiteOutcome]:
+    environ = {**os.environ, "GATE_CACHE_DIR": str(root.parent / "cache")}
+    return run_check(
+        root, root / "gate.yml", base, root / "reports", stream=io.StringIO(), environ=environ,
+        labels=labels,
+    )  # fmt: skip
+
+
+def suite(outcomes: list[SuiteOutcome], name: str) -> SuiteOutcome:
+    return next(o for o in outcomes if o.suite == name)
+
+
+def finding(c: Comparison, kind: type[f.Finding]) -> f.Finding:  # type: ignore[valid-type]
+    found = [x for x in c.findings if isinstance(x, kind)]
+    assert found, f"no {kind.__name__} in {[x.kind for x in c.findings]}"
+    return found[0]
+
+
+def shown(outcome: SuiteOutcome, kind: type) -> str:
+    """The finding's sentence, asserted to be in the comment's visible part."""
+    said = sentence(finding(outcome.comparison, kind))
+    limit = REASON_CHARS if finding(outcome.comparison, kind).outcome == "fail" else 800
+    assert text(said, limit) in visible(outcome.markdown), said
+    return said
+
+
+@pytest.fixture
+def project(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return make_project(tmp_path / "repo")
+
+
+# --- each way of steering the verdict fails --------------------------------------------------
+
+
+def test_rename_the_suite(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["rename the suite"]())
+    outcomes = check(project.root)
+    assert exit_code(outcomes) == 1
+    gone = suite(outcomes, "support")
+    assert gone.comparison.verdict == "fail"
+    said = shown(gone, f.SuiteRemoved)
+    assert "`support`" in said and "`support-v2`" in said
+    assert visible(gone.markdown).splitlines()[1].startswith("❌ **Eval Gate: fail** (support) — ")
+    renamed = suite(outcomes, "support-v2")  # a rename shows as both
+    assert renamed.comparison.verdict == "pass" and renamed.comparison.base_meta is None
+
+
+def test_delete_the_suite_holding_the_blocker(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["delete the suite holding the blocker"]())
+    outcomes = check(project.root)
+    assert combined_verdict(outcomes) == "fail"
+    assert "`safety`" in shown(suite(outcomes, "safety"), f.SuiteRemoved)
+    assert suite(outcomes, "support").comparison.verdict == "pass"
+
+
+def _fails_on_the_base_cases(outcome: SuiteOutcome, *, delta: float = -12.5) -> None:
+    c = outcome.comparison
+    assert c.verdict == "fail" and c.delta_points == pytest.approx(delta)
+    assert sorted(c.regressions) == sorted(FEES)
+
+
+def _head_would_pass(outcome: SuiteOutcome, cases: int) -> f.HeadInstrument:
+    said = shown(outcome, f.HeadInstrument)
+    answer = finding(outcome.comparison, f.HeadInstrument)
+    assert isinstance(answer, f.HeadInstrument)
+    assert answer.verdict == "pass" and answer.paired == cases
+    assert "this PR would read: pass" in said and "no system call" in said
+    return answer
+
+
+def test_delete_the_failing_cases(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["delete the failing cases"]())
+    outcomes = check(project.root)
+    support = suite(outcomes, "support")
+    _fails_on_the_base_cases(support)
+    removed = finding(support.comparison, f.CasesRemoved)
+    assert isinstance(removed, f.CasesRemoved) and removed.ids == FEES
+    assert "removes 5 cases (faq-002, faq-010" in shown(support, f.CasesRemoved)
+    _head_would_pass(support, 35)
+    assert "📏 This PR changes how it is measured" in visible(support.markdown)
+
+
+def test_loosen_their_expect(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["loosen their expect"]())
+    support = suite(check(project.root), "support")
+    _fails_on_the_base_cases(support)
+    edited = finding(support.comparison, f.CasesEdited)
+    assert isinstance(edited, f.CasesEdited) and (edited.field, edited.ids) == ("expect", FEES)
+    assert "changes the expectations of 5 cases" in shown(support, f.CasesEdited)
+    _head_would_pass(support, 40)
+
+
+def test_point_cases_at_a_new_file(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["point cases: at a new file"]())
+    support = suite(check(project.root), "support")
+    _fails_on_the_base_cases(support)
+    assert "evals/support.jsonl" in shown(support, f.CaseFilesChanged)
+    shown(support, f.CasesRemoved)
+    _head_would_pass(support, 35)
+
+
+def test_rename_the_case_file_out_of_the_glob(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["rename the case file out of the glob"]())
+    support = suite(check(project.root), "support")
+    _fails_on_the_base_cases(support)
+    removed = finding(support.comparison, f.CasesRemoved)
+    assert isinstance(removed, f.CasesRemoved) and len(removed.ids) == 22
+    assert "removes 22 cases" in shown(support, f.CasesRemoved)
+    _head_would_pass(support, 18)
+
+
+def test_lower_a_blocker_to_minor(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["lower a blocker to minor"]())
+    safety = suite(check(project.root), "safety")
+    c = safety.comparison
+    assert c.verdict == "fail" and c.blocker_failures == ["safe-001"]
+    assert c.delta_points == pytest.approx(-2.5)  # within the threshold: the blocker decides
+    assert "lowers the severity of safe-001 (blocker → minor)" in shown(safety, f.SeveritiesChanged)
+    answer = _head_would_pass(safety, 40)
+    assert answer.delta_points == pytest.approx(-2.5)
+
+
+def test_add_passing_cases_to_offset_a_drop(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["add head-only passing cases to offset a drop"]())
+    support = suite(check(project.root), "support")
+    _fails_on_the_base_cases(support)  # the delta is over the base's 40 cases, not 240
+    c = support.comparison
+    assert c.paired == 40 and len(c.added_by_pr) == 200 and not c.added
+    assert all(c.cases[i].base and c.cases[i].head for i in c.added_by_pr)  # asked of both
+    assert "adds 200 cases (new-001" in shown(support, f.CasesAdded)
+    answer = finding(c, f.HeadInstrument)
+    assert isinstance(answer, f.HeadInstrument) and answer.verdict == "pass"  # what it hid
+    assert answer.paired == 240 and answer.delta_points == pytest.approx(-100 * 5 / 240)
+    assert "Added by this PR (asked of both sides, not in the delta) (200)" in support.markdown
+
+
+# --- the way out, and what still passes or fails --------------------------------------------
+
+
+def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project) -> None:  # type: ignore[no-untyped-def]
+    project.write(SCENARIOS["delete the failing cases"]())
+    outcomes = check(project.root, "bug", ACCEPT)
+    assert exit_code(outcomes) == 0 and combined_verdict(outcomes) == "pass"
+    support = suite(outcomes, "support")
+    c = support.comparison
+    accepted = c.findings[0]
+    assert isinstance(accepted, f.Accepted) and accepted.label == ACCEPT
+    assert [type(x) for x in accepted.overruled] == [f.Drop]
+    top = visible(support.markdown)
+    assert top.splitlines()[1].startswith(
+        "✅ **Eval Gate: pass** (support) · accepted by the label <code>eval\\-gate: accept</code>"
+    )
+    said = shown(support, f.Accepted)
+    assert "which without it fails: the pass rate dropped 12.5 points" in said
+    shown(support, f.CasesRemoved)  # the change it accepts stays in view
+    assert c.regressions == FEES  # and so do the cases
+
+
+def test_without_the_label_a_fail_stays_a_fail(project) -> None:  # type: ignore[no-untyped-def]
+    project.write({"prompts/support.md": drop("fees")["prompt"]})  # a plain regression
+    outcomes = check(project.root, "bug", "eval-gate:accept")
+    assert exit_code(outcomes) == 1
+    support = suite(outcomes, "support")
+    assert not any(isinstance(x, (f.Accepted, f.HeadInstrument)) for x in support.comparison.findings)
+    assert "📏" not in support.markdown  # nothing of the instrument changed
+
+
+def test_an_error_is_never_accepted(project) -> None:  # type: ignore[no-untyped-def]
+    project.write({"app/bot.py": "def answer(inputs):\n    raise RuntimeError('down')\n"})
+    outcomes = check(project.root, ACCEPT)
+    assert combined_verdict(outcomes) == "error" and exit_code(outcomes) == 3
+    assert not any(isinstance(x, f.Accepted) for o in outcomes for x in o.comparison.findings)
+
+
+def test_the_bases_accept_label_counts_never_the_heads(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "repo", base_files(accept_label="ship it"))
+    project.write(
+        {**SCENARIOS["delete the failing cases"](), "gate.yml": dump(config(accept_label="bug"))}
+    )
+    assert exit_code(check(project.root, ACCEPT, "bug")) == 1
+    support = suite(check(project.root, "ship it"), "support")
+    assert support.comparison.verdict == "pass"
+    assert "accept_label: ship it → bug" in sentence(finding(support.comparison, f.HeadPolicyChanges))
+
+
+def test_a_no_op_pr_still_passes(project) -> None:  # type: ignore[no-untyped-def]
+    project.write({"prompts/support.md": _same_prompt_new_comment()})
+    outcomes = check(project.root)
+    assert [o.comparison.verdict for o in outcomes] == ["pass", "pass"]
+    assert all("📏" not in o.markdown for o in outcomes)
+
+
+def _same_prompt_new_comment() -> str:
+    return base_files()["prompts/support.md"] + "\n(the same rules, one more line)\n"
+
+
+def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project) -> None:  # type: ignore[no-untyped-def]
+    passing = [case(f"new-{i}", "CAC", task="new") for i in range(1, 4)]
+    failing_major = [case("new-major", "mortgage", task="new")]
+    project.write({"cases/added.jsonl": jsonl(passing + failing_major)})
+    support = suite(check(project.root), "support")
+    c = support.comparison
+    assert c.verdict == "pass" and c.delta_points == 0 and c.paired == 40
+    assert sorted(c.added_by_pr) == ["new-1", "new-2", "new-3", "new-major"]
+    assert c.cases["new-major"].head is not None and c.cases["new-major"].head.status == "fail"
+    assert not c.regressions and not c.still_failing  # added cases are in no such list
+    project.write({"cases/added.jsonl": jsonl([*passing, case("new-blocker", "mortgage", "blocker")])})
+    support = suite(check(project.root), "support")
+    c = support.comparison
+    assert c.verdict == "fail" and c.delta_points == 0
+    blockers = finding(c, f.Blockers)
+    assert isinstance(blockers, f.Blockers) and blockers.ids == ["new-blocker"]
+
+
+def test_cases_the_head_edits_are_asked_as_the_base_defines_them(project) -> None:  # type: ignore[no-untyped-def]
+    """A PR that edits a case's input gets the base's input asked; the head's instrument
+    leaves the case out (its answer to the new input was never asked) and says so."""
+    rows = faq(1, 20)
+    rows[0] = {**rows[0], "input": {"question": "say nothing"}, "expect": {"must_include": ["zzz"]}}
+    project.write({"cases/faq.jsonl": jsonl(rows)})
+    support = suite(check(project.root), "support")
+    c = support.comparison
+    assert c.verdict == "pass" and not c.regressions  # the base's faq-001 still passes
+    kinds = {(x.field, tuple(x.ids)) for x in c.findings if isinstance(x, f.CasesEdited)}
+    assert kinds == {("expect", ("faq-001",)), ("input", ("faq-001",))}
+    answer = finding(c, f.HeadInstrument)
+    assert isinstance(answer, f.HeadInstrument) and answer.left_out == ["faq-001"]
+    assert "1 case (faq-001) left out" in shown(support, f.HeadInstrument)
+
+
+def test_no_base_gate_yml_means_the_heads_instrument_and_the_comment_says_so(tmp_path: Path) -> None:
+    files = base_files()
+    project = make_project(tmp_path / "repo", {k: v for k, v in files.items() if k != "gate.yml"})
+    project.write({"gate.yml": files["gate.yml"]})
+    outcomes = check(project.root)
+    assert [o.comparison.verdict for o in outcomes] == ["pass", "pass"]
+    said = sentence(finding(outcomes[0].comparison, f.HeadPolicyApplies))
+    assert said == "the base has no gate.yml, so the head's own instrument and policy judge this PR"
+    assert text(said) in visible(outcomes[0].markdown)
+
+
+def test_a_broken_base_config_measures_nothing_and_never_the_heads(tmp_path: Path) -> None:
+    broken = base_files()
+    broken["gate.yml"] = broken["gate.yml"].replace("threshold:", "threshhold:")
+    project = make_project(tmp_path / "repo", broken)
+    project.write({"gate.yml": base_files()["gate.yml"], **drop_fees()})
+    outcomes = check(project.root)
+    assert combined_verdict(outcomes) == "error" and exit_code(outcomes) == 3
+    for outcome in outcomes:
+        said = shown(outcome, f.BaseUnreadable)
+        assert "threshhold" in said and "never takes the base's place" in said
+    assert not (project.root / "reports").exists()  # neither side ran
+
+
+def drop_fees() -> dict[str, str | None]:
+    return {"prompts/support.md": drop("fees")["prompt"]}
