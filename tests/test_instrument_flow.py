@@ -11,6 +11,7 @@ by their blockers.
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from helpers.pr_scenarios import (
     ACCEPT,
     FEES,
     SCENARIOS,
+    Project,
     base_files,
     case,
     config,
@@ -51,7 +53,7 @@ def suite(outcomes: list[SuiteOutcome], name: str) -> SuiteOutcome:
     return next(o for o in outcomes if o.suite == name)
 
 
-def finding(c: Comparison, kind: type[f.Finding]) -> f.Finding:  # type: ignore[valid-type]
+def finding(c: Comparison, kind: type) -> f.Finding:
     found = [x for x in c.findings if isinstance(x, kind)]
     assert found, f"no {kind.__name__} in {[x.kind for x in c.findings]}"
     return found[0]
@@ -66,14 +68,14 @@ def shown(outcome: SuiteOutcome, kind: type) -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path):  # type: ignore[no-untyped-def]
+def project(tmp_path: Path) -> Project:
     return make_project(tmp_path / "repo")
 
 
 # --- each way of steering the verdict fails --------------------------------------------------
 
 
-def test_rename_the_suite(project) -> None:  # type: ignore[no-untyped-def]
+def test_rename_the_suite(project: Project) -> None:
     project.write(SCENARIOS["rename the suite"]())
     outcomes = check(project.root)
     assert exit_code(outcomes) == 1
@@ -86,7 +88,7 @@ def test_rename_the_suite(project) -> None:  # type: ignore[no-untyped-def]
     assert renamed.comparison.verdict == "pass" and renamed.comparison.base_meta is None
 
 
-def test_delete_the_suite_holding_the_blocker(project) -> None:  # type: ignore[no-untyped-def]
+def test_delete_the_suite_holding_the_blocker(project: Project) -> None:
     project.write(SCENARIOS["delete the suite holding the blocker"]())
     outcomes = check(project.root)
     assert combined_verdict(outcomes) == "fail"
@@ -109,7 +111,7 @@ def _head_would_pass(outcome: SuiteOutcome, cases: int) -> f.HeadInstrument:
     return answer
 
 
-def test_delete_the_failing_cases(project) -> None:  # type: ignore[no-untyped-def]
+def test_delete_the_failing_cases(project: Project) -> None:
     project.write(SCENARIOS["delete the failing cases"]())
     outcomes = check(project.root)
     support = suite(outcomes, "support")
@@ -121,7 +123,7 @@ def test_delete_the_failing_cases(project) -> None:  # type: ignore[no-untyped-d
     assert "📏 This PR changes how it is measured" in visible(support.markdown)
 
 
-def test_loosen_their_expect(project) -> None:  # type: ignore[no-untyped-def]
+def test_loosen_their_expect(project: Project) -> None:
     project.write(SCENARIOS["loosen their expect"]())
     support = suite(check(project.root), "support")
     _fails_on_the_base_cases(support)
@@ -131,7 +133,7 @@ def test_loosen_their_expect(project) -> None:  # type: ignore[no-untyped-def]
     _head_would_pass(support, 40)
 
 
-def test_point_cases_at_a_new_file(project) -> None:  # type: ignore[no-untyped-def]
+def test_point_cases_at_a_new_file(project: Project) -> None:
     project.write(SCENARIOS["point cases: at a new file"]())
     support = suite(check(project.root), "support")
     _fails_on_the_base_cases(support)
@@ -140,7 +142,7 @@ def test_point_cases_at_a_new_file(project) -> None:  # type: ignore[no-untyped-
     _head_would_pass(support, 35)
 
 
-def test_rename_the_case_file_out_of_the_glob(project) -> None:  # type: ignore[no-untyped-def]
+def test_rename_the_case_file_out_of_the_glob(project: Project) -> None:
     project.write(SCENARIOS["rename the case file out of the glob"]())
     support = suite(check(project.root), "support")
     _fails_on_the_base_cases(support)
@@ -150,7 +152,7 @@ def test_rename_the_case_file_out_of_the_glob(project) -> None:  # type: ignore[
     _head_would_pass(support, 18)
 
 
-def test_lower_a_blocker_to_minor(project) -> None:  # type: ignore[no-untyped-def]
+def test_lower_a_blocker_to_minor(project: Project) -> None:
     project.write(SCENARIOS["lower a blocker to minor"]())
     safety = suite(check(project.root), "safety")
     c = safety.comparison
@@ -161,7 +163,7 @@ def test_lower_a_blocker_to_minor(project) -> None:  # type: ignore[no-untyped-d
     assert answer.delta_points == pytest.approx(-2.5)
 
 
-def test_add_passing_cases_to_offset_a_drop(project) -> None:  # type: ignore[no-untyped-def]
+def test_add_passing_cases_to_offset_a_drop(project: Project) -> None:
     project.write(SCENARIOS["add head-only passing cases to offset a drop"]())
     support = suite(check(project.root), "support")
     _fails_on_the_base_cases(support)  # the delta is over the base's 40 cases, not 240
@@ -178,7 +180,7 @@ def test_add_passing_cases_to_offset_a_drop(project) -> None:  # type: ignore[no
 # --- the way out, and what still passes or fails --------------------------------------------
 
 
-def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project) -> None:  # type: ignore[no-untyped-def]
+def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project: Project) -> None:
     project.write(SCENARIOS["delete the failing cases"]())
     outcomes = check(project.root, "bug", ACCEPT)
     assert exit_code(outcomes) == 0 and combined_verdict(outcomes) == "pass"
@@ -197,16 +199,18 @@ def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project) -> None:  
     assert c.regressions == FEES  # and so do the cases
 
 
-def test_without_the_label_a_fail_stays_a_fail(project) -> None:  # type: ignore[no-untyped-def]
+def test_without_the_label_a_fail_stays_a_fail(project: Project) -> None:
     project.write({"prompts/support.md": drop("fees")["prompt"]})  # a plain regression
     outcomes = check(project.root, "bug", "eval-gate:accept")
     assert exit_code(outcomes) == 1
     support = suite(outcomes, "support")
-    assert not any(isinstance(x, (f.Accepted, f.HeadInstrument)) for x in support.comparison.findings)
+    assert not any(
+        isinstance(x, (f.Accepted, f.HeadInstrument)) for x in support.comparison.findings
+    )
     assert "📏" not in support.markdown  # nothing of the instrument changed
 
 
-def test_an_error_is_never_accepted(project) -> None:  # type: ignore[no-untyped-def]
+def test_an_error_is_never_accepted(project: Project) -> None:
     project.write({"app/bot.py": "def answer(inputs):\n    raise RuntimeError('down')\n"})
     outcomes = check(project.root, ACCEPT)
     assert combined_verdict(outcomes) == "error" and exit_code(outcomes) == 3
@@ -221,10 +225,12 @@ def test_the_bases_accept_label_counts_never_the_heads(tmp_path: Path) -> None:
     assert exit_code(check(project.root, ACCEPT, "bug")) == 1
     support = suite(check(project.root, "ship it"), "support")
     assert support.comparison.verdict == "pass"
-    assert "accept_label: ship it → bug" in sentence(finding(support.comparison, f.HeadPolicyChanges))
+    assert "accept_label: ship it → bug" in sentence(
+        finding(support.comparison, f.HeadPolicyChanges)
+    )
 
 
-def test_a_no_op_pr_still_passes(project) -> None:  # type: ignore[no-untyped-def]
+def test_a_no_op_pr_still_passes(project: Project) -> None:
     project.write({"prompts/support.md": _same_prompt_new_comment()})
     outcomes = check(project.root)
     assert [o.comparison.verdict for o in outcomes] == ["pass", "pass"]
@@ -235,7 +241,7 @@ def _same_prompt_new_comment() -> str:
     return base_files()["prompts/support.md"] + "\n(the same rules, one more line)\n"
 
 
-def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project) -> None:  # type: ignore[no-untyped-def]
+def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project: Project) -> None:
     passing = [case(f"new-{i}", "CAC", task="new") for i in range(1, 4)]
     failing_major = [case("new-major", "mortgage", task="new")]
     project.write({"cases/added.jsonl": jsonl(passing + failing_major)})
@@ -245,7 +251,9 @@ def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project) -> None:  #
     assert sorted(c.added_by_pr) == ["new-1", "new-2", "new-3", "new-major"]
     assert c.cases["new-major"].head is not None and c.cases["new-major"].head.status == "fail"
     assert not c.regressions and not c.still_failing  # added cases are in no such list
-    project.write({"cases/added.jsonl": jsonl([*passing, case("new-blocker", "mortgage", "blocker")])})
+    project.write(
+        {"cases/added.jsonl": jsonl([*passing, case("new-blocker", "mortgage", "blocker")])}
+    )
     support = suite(check(project.root), "support")
     c = support.comparison
     assert c.verdict == "fail" and c.delta_points == 0
@@ -253,7 +261,7 @@ def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project) -> None:  #
     assert isinstance(blockers, f.Blockers) and blockers.ids == ["new-blocker"]
 
 
-def test_cases_the_head_edits_are_asked_as_the_base_defines_them(project) -> None:  # type: ignore[no-untyped-def]
+def test_cases_the_head_edits_are_asked_as_the_base_defines_them(project: Project) -> None:
     """A PR that edits a case's input gets the base's input asked; the head's instrument
     leaves the case out (its answer to the new input was never asked) and says so."""
     rows = faq(1, 20)
@@ -269,7 +277,9 @@ def test_cases_the_head_edits_are_asked_as_the_base_defines_them(project) -> Non
     assert "1 case (faq-001) left out" in shown(support, f.HeadInstrument)
 
 
-def test_no_base_gate_yml_means_the_heads_instrument_and_the_comment_says_so(tmp_path: Path) -> None:
+def test_no_base_gate_yml_means_the_heads_instrument_and_the_comment_says_so(
+    tmp_path: Path,
+) -> None:
     files = base_files()
     project = make_project(tmp_path / "repo", {k: v for k, v in files.items() if k != "gate.yml"})
     project.write({"gate.yml": files["gate.yml"]})
@@ -295,3 +305,25 @@ def test_a_broken_base_config_measures_nothing_and_never_the_heads(tmp_path: Pat
 
 def drop_fees() -> dict[str, str | None]:
     return {"prompts/support.md": drop("fees")["prompt"]}
+
+
+def test_repeats_auto_is_the_bases_and_its_answers_are_judged_again(tmp_path: Path) -> None:
+    """The base's `repeats: auto` runs its rounds although the head's gate.yml says 1; the
+    head's instrument judges round 0's answers of both sides again (two runs of each case)."""
+    project = make_project(tmp_path / "repo", base_files(repeats="auto"))
+    project.write({**SCENARIOS["delete the failing cases"](), "gate.yml": dump(config(repeats=1))})
+    environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
+    log = io.StringIO()
+    outcomes = run_check(
+        project.root, project.root / "gate.yml", "main", project.root / "reports", stream=log,
+        environ=environ,
+    )  # fmt: skip
+    support = suite(outcomes, "support")
+    c = support.comparison
+    assert c.verdict == "fail" and c.head_meta and c.head_meta.auto is not None
+    assert log.getvalue().count("repeats auto: ") == 2  # both suites, by the base's plan
+    answer = _head_would_pass(support, 35)
+    assert answer.delta_points == 0
+    rejudged = project.root / "reports" / "support" / "head-instrument" / "head.jsonl"
+    lines = rejudged.read_text().splitlines()[1:]
+    assert {json.loads(line)["repeats"] for line in lines} == {2}  # round 0's runs
