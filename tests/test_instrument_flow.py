@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers.cli import run_gate
 from helpers.pr_scenarios import (
     ACCEPT,
     FEES,
@@ -327,3 +328,105 @@ def test_repeats_auto_is_the_bases_and_its_answers_are_judged_again(tmp_path: Pa
     rejudged = project.root / "reports" / "support" / "head-instrument" / "head.jsonl"
     lines = rejudged.read_text().splitlines()[1:]
     assert {json.loads(line)["repeats"] for line in lines} == {2}  # round 0's runs
+
+
+def test_gate_check_takes_the_prs_labels(project: Project) -> None:
+    """The command line, as a developer reproduces a PR: `--label` accepts, as on GitHub."""
+    project.write(SCENARIOS["lower a blocker to minor"]())
+    env = {"GATE_CACHE_DIR": str(project.root.parent / "cache")}
+    plain = run_gate("check", "--format", "markdown", "--base", "main", cwd=project.root, env=env)
+    assert plain.code == 1 and "safety: fail: pass rate 100.0% -> 97.5%" in plain.err
+    done = run_gate(
+        "check", "--format", "markdown", "--base", "main", "--label", ACCEPT, cwd=project.root,
+        env=env,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    assert (
+        "safety: pass: pass rate 100.0% -> 97.5% (−2.5 points), 1 regressions, 0 fixes (a fail, accepted by the label 'eval-gate: accept')"
+        in done.err
+    )
+    assert "lowers the severity of safe\\-001 \\(blocker → minor\\)" in visible(
+        done.out.split("<!-- eval-gate:safety -->")[1]
+    )
+
+
+def test_the_bases_comment_templates_render_the_prs_comment(tmp_path: Path) -> None:
+    files = base_files(templates="tpl")
+    footer = '{% extends "gate/comment.md.j2" %}{% block footer %}FOOTER OF WHO{% endblock %}\n'
+    files["tpl/comment.md.j2"] = footer.replace("WHO", "BASE")
+    project = make_project(tmp_path / "repo", files)
+    project.write({"tpl/comment.md.j2": footer.replace("WHO", "HEAD"), **drop_fees()})
+    support = suite(check(project.root), "support")
+    assert "FOOTER OF BASE" in support.markdown and "HEAD" not in support.markdown
+    said = shown(support, f.TemplatesChanged)
+    assert "`comment.md.j2`" in said and "the base's render this comment" in said
+    assert finding(support.comparison, f.TemplatesChanged) and not any(
+        isinstance(x, f.HeadInstrument) for x in support.comparison.findings
+    )  # templates judge nothing: the head's instrument is not asked
+
+
+GRADE = "def check(output, case):\n    return {words!r} in output['text']\n"
+
+
+def test_the_bases_check_code_judges_both_sides(tmp_path: Path) -> None:
+    files = base_files()
+    rows = faq(1, 20)
+    rows[1] = {**rows[1], "expect": {"python": "checks.grade:check"}}  # faq-002, the fees one
+    files |= {"checks/__init__.py": "", "checks/grade.py": GRADE.format(words="fees")}
+    files["cases/faq.jsonl"] = jsonl(rows)
+    project = make_project(tmp_path / "repo", files)
+    project.write({"checks/grade.py": "def check(output, case):\n    return True\n", **drop_fees()})
+    support = suite(check(project.root), "support")
+    c = support.comparison
+    assert c.verdict == "fail" and "faq-002" in c.regressions  # the base's check failed it
+    assert "`checks/grade.py`" in shown(support, f.CheckCodeChanged)
+    answer = finding(c, f.HeadInstrument)
+    assert isinstance(answer, f.HeadInstrument) and answer.verdict == "fail"  # 4 fees cases
+    assert answer.delta_points == pytest.approx(-10.0)  # but the head's check passes faq-002
+
+
+def test_a_case_held_out_on_base_stays_hidden(tmp_path: Path) -> None:
+    files = base_files()
+    rows = faq(1, 20)
+    rows[1] = {**rows[1], "heldout": True}
+    files["cases/faq.jsonl"] = jsonl(rows)
+    project = make_project(tmp_path / "repo", files)
+    project.write({"cases/faq.jsonl": jsonl(faq(1, 20)), **drop_fees()})  # shows it on head
+    support = suite(check(project.root), "support")
+    c = support.comparison
+    assert c.cases["faq-002"].heldout and c.cases["faq-002"].head.output is None  # type: ignore[union-attr]
+    assert "stops holding out 1 case (faq-002)" in shown(support, f.HeldoutChanged)
+    assert "include:fees" not in support.markdown.split("faq\\-002")[1].split("\n")[0]
+
+
+def test_a_removed_suite_fails_in_the_sharded_mode_too(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from gate.flow.git import GitRepo
+    from gate.flow.plan import plan_flow
+    from gate.flow.request import FlowIO, FlowRequest, Revisions
+    from gate.flow.sharded import run_finish_flow, run_shard_flow
+    from gate.inputs.config import load_config
+    from gate.inputs.shard import Shard
+
+    project = make_project(tmp_path / "repo")
+    head = project.commit("rename the suite", SCENARIOS["rename the suite"]())
+    environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
+    repo = GitRepo(project.root, environ=environ)
+    try:
+        request = FlowRequest(
+            revisions=Revisions(repo, repo.resolve_ref("main", fetch=False), head),
+            config=load_config(project.root / "gate.yml"),
+            io=FlowIO(tmp_path / "shards", environ=environ, stream=io.StringIO()),
+        )
+        for index in (1, 2):
+            ran = run_shard_flow(plan_flow(request), Shard(index, 2))
+            assert [o.suite for o in ran] == ["support-v2", "safety"]  # nothing runs for it
+        finish = replace(request, io=replace(request.io, out_dir=tmp_path / "final"))
+        outcomes = run_finish_flow(plan_flow(finish), tmp_path / "shards")
+    finally:
+        repo.close()
+    assert [(o.suite, o.comparison.verdict) for o in outcomes] == [
+        ("support-v2", "pass"), ("safety", "pass"), ("support", "fail"),
+    ]  # fmt: skip
+    shown(outcomes[2], f.SuiteRemoved)

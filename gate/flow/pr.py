@@ -1,6 +1,7 @@
 """The PR flow: changed files -> which suites to run -> base and head runs -> verdicts.
 
-Both sides use the head's config and cases; each side's system reads that side's own files.
+Both sides are measured by the base's instrument (its gate.yml, cases and check code, see
+`gate.flow.instrument`); each side's own system runs and reads that side's own files.
 A side is `gate run` in its own Python process (`-P`, so the checkout's folder is never put on
 the import path by accident): a `python` system imports a module of the same name from two
 checkouts, which one process cannot hold. The two sides of a suite run at the same time and
