@@ -178,8 +178,9 @@ def _display(settings: ActionSettings, activity: Activity, revisions: Revisions)
 def _labels(
     settings: ActionSettings, activity: Activity, token: str | None, out: TextIO
 ) -> tuple[str, ...]:
-    """The PR's labels now (the API), else as the event gave them (with a warning)."""
-    if activity.pr_number is None:
+    """The PR's labels now (the API), else as the event gave them (with a warning). A shard
+    job decides no verdict, so it reads none."""
+    if activity.pr_number is None or settings.inputs.mode == "shard":
         return ()
     if token:
         client = GitHubClient(token, settings.env.api_url)

@@ -101,11 +101,10 @@ def context_line(c: Comparison, ctx: RenderContext, style: Style) -> Md | None:
     """`N cases compared · head <sha> vs base <sha> · full report …`; None: nothing ran."""
     if not (c.paired or c.head.n or c.base.n):
         return None
-    unpaired = (
-        f" ({len(c.added):,} added, {len(c.removed):,} removed, not in the delta)"
-        if c.added or c.removed
-        else ""
-    )
+    apart = [f"{len(c.added_by_pr):,} added by this PR"] if c.added_by_pr else []
+    if c.added or c.removed:
+        apart += [f"{len(c.added):,} added", f"{len(c.removed):,} removed"]
+    unpaired = f" ({', '.join(apart)}, not in the delta)" if apart else ""
     head = sha_link(ctx.head_sha or (c.head_meta.git_sha if c.head_meta else None), ctx, style)
     base = sha_link(ctx.base_sha or (c.base_meta.git_sha if c.base_meta else None), ctx, style)
     parts = [Md(f"{c.paired:,} cases compared{unpaired}"), Md(f"head {head} vs base {base}")]
