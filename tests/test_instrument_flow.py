@@ -430,3 +430,24 @@ def test_a_removed_suite_fails_in_the_sharded_mode_too(tmp_path: Path) -> None:
         ("support-v2", "pass"), ("safety", "pass"), ("support", "fail"),
     ]  # fmt: skip
     shown(outcomes[2], f.SuiteRemoved)
+
+
+def test_answers_committed_to_the_cache_folder_are_refused(project: Project) -> None:
+    """A PR that commits files into the response cache (here the folder its own gate.yml
+    names) could plant answers for its own requests: the flow stops before anything runs."""
+    project.commit(
+        "plant answers",
+        {
+            "gate.yml": dump(config(cache={"dir": ".answers"})),
+            ".answers/ab/abcdef.json": '{"planted": true}\n',
+            **drop_fees(),
+        },
+    )
+    done = run_gate("check", "--base", "main", cwd=project.root)
+    assert done.code == 2, done.err
+    assert done.err.strip().splitlines() == [
+        "gate: error: .answers: key `cache.dir`: the response cache holds 1 file committed to "
+        "the repository (such as .answers/ab/abcdef.json): committed answers would be taken for "
+        "the system's; remove them from git (the cache writes a .gitignore of its own)"
+    ]
+    assert not (project.root / "reports").exists()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gate.compare.models import Finding
+from gate.errors import InputError
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange, GitRepo
 from gate.flow.request import FlowRequest
@@ -65,6 +66,7 @@ class FlowPlan:
 
 def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
+    refuse_planted_answers(request)
     baseline = read_baseline(revisions.repo, revisions.base_sha, head)
     overrides = request.overrides
     threshold, severities = overrides.threshold, overrides.block_severities
@@ -128,6 +130,26 @@ def cache_dir(request: FlowRequest) -> Path:
     """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
     root = request.revisions.repo.root
     return resolve_cache_dir(request.config.config.cache.dir, request.io.environ, root)
+
+
+def refuse_planted_answers(request: FlowRequest) -> None:
+    """A response cache inside the repository that holds files git tracks stops the flow
+    (exit 2) before anything runs: a PR could commit answers there for its own requests,
+    which the head side would then take for its system's."""
+    repo = request.revisions.repo
+    folder = relative_posix(cache_dir(request), repo.root)
+    if folder is None:
+        return
+    tracked = repo.tracked_below(folder)
+    if tracked:
+        raise InputError(
+            f"the response cache holds {len(tracked):,} file{'s' if len(tracked) > 1 else ''} "
+            f"committed to the repository (such as {tracked[0]}): committed answers would be "
+            "taken for the system's; remove them from git (the cache writes a .gitignore of its "
+            "own)",
+            file=folder,
+            key="cache.dir",
+        )
 
 
 def _changes(request: FlowRequest) -> list[FileChange]:
