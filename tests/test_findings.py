@@ -174,8 +174,8 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         f.CasesAdded(ids=[f"n{k}" for k in range(7)], unjudged=["n6"]),
         "this PR adds 7 cases (n0, n1, n2, n3, n4 and 2 more): asked of both sides and "
         "reported apart, outside the pass-rate delta; only a failing blocker among them "
-        "counts (it blocks); 1 case (n6) uses `expect.python` code the base does not have, so "
-        "the base's checks cannot judge it: not asked until merged",
+        "counts (it blocks); 1 case (n6) needs check code or a judge the base does not have, so "
+        "the base cannot judge it: not asked until merged",
     ),
     (
         f.CasesEdited(field="expect", ids=["a", "b"]),
@@ -241,9 +241,14 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "code judges",
     ),
     (
-        f.SystemKindChanged(base="openai", head="anthropic"),
-        "this PR changes the system's kind (openai → anthropic): each side runs its own, "
-        "measured the same way",
+        f.SystemChanged(
+            changes=[
+                i.KeyChange(key="kind", base="openai", head="anthropic"),
+                i.KeyChange(key="model_config", base="config/gpt.yaml", head="config/claude.yaml"),
+            ]
+        ),
+        "this PR changes the suite's system (kind: openai → anthropic; model_config: "
+        "config/gpt.yaml → config/claude.yaml): each side runs its own, measured the same way",
     ),
     (
         f.HeadInstrumentUnknown(reason="not every shard job re-judged its answers"),

@@ -44,7 +44,7 @@ def test_the_measuring_keys_that_differ_and_only_those(tmp_path: Path) -> None:
     )
     found = {type(x): x for x in config_changes(base, head)}
     assert set(found) == {
-        f.WatchNarrowed, f.PricesChanged, f.SandboxLimitsChanged, f.SystemKindChanged,
+        f.WatchNarrowed, f.PricesChanged, f.SandboxLimitsChanged, f.SystemChanged,
     }  # fmt: skip
     watch = found[f.WatchNarrowed]
     assert isinstance(watch, f.WatchNarrowed)

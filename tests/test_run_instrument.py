@@ -40,6 +40,8 @@ def test_the_check_code_comes_from_the_checks_root(tmp_path: Path) -> None:
 
 
 def test_added_cases_are_asked_and_marked_and_unjudgeable_ones_left_out(tmp_path: Path) -> None:
+    """Cases another gate.yml adds are asked and marked; those the measuring instrument cannot
+    judge (check code it lacks, a rubric without its judge) are left out, not an error."""
     project = Project(tmp_path / "p")
     setup(project, [{"id": "a", "input": {"say": "x"}, "expect": {"must_include": ["x"]}}])
     head = Project(tmp_path / "head")
@@ -49,13 +51,17 @@ def test_added_cases_are_asked_and_marked_and_unjudgeable_ones_left_out(tmp_path
             {"id": "a", "input": {"say": "other"}, "expect": {"must_include": ["nope"]}},
             {"id": "b", "input": {"say": "y"}, "expect": {"must_include": ["y"]}},
             {"id": "c", "input": {"say": "z"}, "expect": {"python": "only_on_head:check"}},
+            {"id": "d", "input": {"say": "w"}, "expect": {"rubric": {"helpful": 2}}},
         ],
     )
-    head.config({"suites": [{"name": "s", "cases": "cases.jsonl", "system": PYTHON}]})
+    judge = {"kind": "openai", "model": "judge"}  # the head brings a judge; the base has none
+    head.config(
+        {"judge": judge, "suites": [{"name": "s", "cases": "cases.jsonl", "system": PYTHON}]}
+    )
     done = run_gate("run", "-q", "--added-cases", str(head.root / "gate.yml"), cwd=project.root)
     assert done.code == 0, done.err
     found = lines(project)
-    assert sorted(found) == ["a", "b"]  # c's check code is not in this checkout: not asked
+    assert sorted(found) == ["a", "b"]  # c's check code is not here, d's judge neither
     assert found["a"]["added"] is False and found["a"]["status"] == "pass"  # a: the base's
     assert found["b"]["added"] is True and found["b"]["file"] == "cases.jsonl"
 

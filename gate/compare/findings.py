@@ -36,7 +36,7 @@ from gate.compare.instrument_findings import (
     SandboxLimitsChanged,
     SeveritiesChanged,
     SuiteRemoved,
-    SystemKindChanged,
+    SystemChanged,
     TemplatesChanged,
     WatchNarrowed,
 )
@@ -376,7 +376,7 @@ Finding = Annotated[
     | SandboxLimitsChanged
     | TemplatesChanged
     | CheckCodeChanged
-    | SystemKindChanged
+    | SystemChanged
     | HeadInstrumentUnknown
     | Skipped,
     Field(discriminator="kind"),

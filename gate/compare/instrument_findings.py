@@ -52,7 +52,8 @@ class CasesAdded(NoteFinding):
     ids: list[str]
     unjudged: list[str] = Field(
         default_factory=list,
-        description="added cases whose `expect.python` code the base lacks: not asked",
+        description="added cases whose `expect.python` code or rubric judge the base lacks: "
+        "not asked",
     )
 
 
@@ -145,12 +146,13 @@ class CheckCodeChanged(NoteFinding):
     files: list[str]
 
 
-class SystemKindChanged(NoteFinding):
-    """The suite's system is of another kind on head (each side still runs its own)."""
+class SystemChanged(NoteFinding):
+    """The suite's `system` block differs on head: its kind, or where it points (target,
+    command, prompt, model config, file, url; of headers only the names). Each side still
+    runs its own; a reader sees what the head's gate measures instead."""
 
-    kind: Literal["system_kind_changed"] = "system_kind_changed"
-    base: str
-    head: str
+    kind: Literal["system_changed"] = "system_changed"
+    changes: list[KeyChange]
 
 
 class HeadInstrumentUnknown(NoteFinding):
@@ -174,6 +176,6 @@ INSTRUMENT_KINDS = (
     SandboxLimitsChanged,
     TemplatesChanged,
     CheckCodeChanged,
-    SystemKindChanged,
+    SystemChanged,
     HeadInstrumentUnknown,
 )

@@ -3,7 +3,7 @@ head's, as findings (`gate.compare.instrument_findings`).
 
 Cases are compared by id (removed, added, edited: expectations, input, task; severities;
 held-out), the gate.yml blocks that measure key by key (`cases:`, `watch`, `prices`, the
-judge, the sandbox's limits, the comment templates, the system's kind), and the code of the
+judge, the sandbox's limits, the comment templates, the `system` block), and the code of the
 `expect.python` checks file by file. The comment templates and the checks' code are read from
 each side's checkout; everything else is data already loaded.
 """
@@ -28,7 +28,7 @@ from gate.compare.findings import (
     PricesChanged,
     SandboxLimitsChanged,
     SeveritiesChanged,
-    SystemKindChanged,
+    SystemChanged,
     TemplatesChanged,
     WatchNarrowed,
 )
@@ -122,8 +122,16 @@ def _judge(judge: JudgeConfig | None) -> dict[str, JsonValue]:
     """The judge's keys; of its headers only the names (a value may be a secret)."""
     if judge is None:
         return {"judge": None}
-    names: list[JsonValue] = list(sorted(judge.headers))
+    names: list[JsonValue] = [*sorted(judge.headers)]
     return {**_dumped(judge, {"headers"}), "headers": names}
+
+
+def _system(suite: SuiteConfig) -> dict[str, JsonValue]:
+    """The system block's keys; of its headers only the names (a value may be a secret)."""
+    system = suite.system
+    headers: dict[str, str] = getattr(system, "headers", {})
+    names: list[JsonValue] = [*sorted(headers)]
+    return {**_dumped(system, {"headers"}), **({"headers": names} if headers else {})}
 
 
 def _sandbox(sandbox: SandboxConfig) -> dict[str, JsonValue]:
@@ -132,7 +140,7 @@ def _sandbox(sandbox: SandboxConfig) -> dict[str, JsonValue]:
 
 def config_changes(base: Side, head: Side) -> list[Finding]:
     """The measuring blocks of gate.yml that differ: `cases:`, `watch`, `prices`, the judge,
-    the sandbox's limits, the system's kind."""
+    the sandbox's limits, the `system` block (its kind, or where it points)."""
     found: list[Finding] = []
     if _spec(base.suite) != _spec(head.suite):
         found.append(CaseFilesChanged(base=_spec(base.suite), head=_spec(head.suite)))
@@ -158,8 +166,9 @@ def config_changes(base: Side, head: Side) -> list[Finding]:
     )
     if limits:
         found.append(SandboxLimitsChanged(changes=limits))
-    if base.suite.system.kind != head.suite.system.kind:
-        found.append(SystemKindChanged(base=base.suite.system.kind, head=head.suite.system.kind))
+    system = _key_changes(_system(base.suite), _system(head.suite))
+    if system:
+        found.append(SystemChanged(changes=system))
     return found
 
 

@@ -103,11 +103,18 @@ def read_suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
 def added_cases(
     new: list[Case], checks_root: Path, measuring: LoadedConfig
 ) -> tuple[list[Case], list[Case]]:
-    """Cases the measuring suite lacks, marked `added`: those the measuring checkout's code
-    can judge, and those left out because their `expect.python` code is not in `checks_root`
-    (a check the measuring checkout lacks cannot judge)."""
+    """Cases the measuring suite lacks, marked `added`: those the measuring instrument can
+    judge, and those left out because it cannot (their `expect.python` code is not in
+    `checks_root`, or their `expect.rubric` needs a judge the measuring gate.yml lacks)."""
     marked = [c.model_copy(update={"added": True}) for c in new]
-    judged = [c for c in marked if not python_check_problems(measuring, checks_root, [c])]
+    no_judge = measuring.config.judge is None
+
+    def judgeable(case: Case) -> bool:
+        if no_judge and case.expect.rubric:
+            return False
+        return not python_check_problems(measuring, checks_root, [case])
+
+    judged = [c for c in marked if judgeable(c)]
     return judged, [c for c in marked if c not in judged]
 
 

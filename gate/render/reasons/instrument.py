@@ -25,7 +25,7 @@ from gate.compare.findings import (
     SandboxLimitsChanged,
     SeveritiesChanged,
     SuiteRemoved,
-    SystemKindChanged,
+    SystemChanged,
     TemplatesChanged,
     WatchNarrowed,
 )
@@ -106,8 +106,8 @@ def _(f: CasesAdded) -> str:
     )
     if f.unjudged:
         said += (
-            f"; {_cases(f.unjudged)} {_them(f.unjudged, 'uses', 'use')} `expect.python` code "
-            "the base does not have, so the base's checks cannot judge "
+            f"; {_cases(f.unjudged)} {_them(f.unjudged, 'needs', 'need')} check code or a "
+            "judge the base does not have, so the base cannot judge "
             f"{_them(f.unjudged, 'it', 'them')}: not asked until merged"
         )
     return said
@@ -206,9 +206,9 @@ def _(f: CheckCodeChanged) -> str:
 
 
 @sentence.register
-def _(f: SystemKindChanged) -> str:
+def _(f: SystemChanged) -> str:
     return (
-        f"this PR changes the system's kind ({f.base} → {f.head}): each side runs its own, "
+        f"this PR changes the suite's system ({_changes(f.changes)}): each side runs its own, "
         "measured the same way"
     )
 
