@@ -21,7 +21,6 @@ from helpers.pr_scenarios import (
     ACCEPT,
     FEES,
     SCENARIOS,
-    Project,
     base_files,
     case,
     config,
@@ -32,6 +31,10 @@ from helpers.pr_scenarios import (
     make_project,
     visible,
 )
+from helpers.pr_scenarios import (
+    safety as safety_cases,
+)
+from helpers.servers.git_http import Author
 
 from gate.compare import findings as f
 from gate.compare.models import Comparison
@@ -69,16 +72,16 @@ def shown(outcome: SuiteOutcome, kind: type) -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
+def project(tmp_path: Path) -> Author:
     return make_project(tmp_path / "repo")
 
 
 # --- each way of steering the verdict fails --------------------------------------------------
 
 
-def test_rename_the_suite(project: Project) -> None:
+def test_rename_the_suite(project: Author) -> None:
     project.write(SCENARIOS["rename the suite"]())
-    outcomes = check(project.root)
+    outcomes = check(project.path)
     assert exit_code(outcomes) == 1
     gone = suite(outcomes, "support")
     assert gone.comparison.verdict == "fail"
@@ -89,9 +92,9 @@ def test_rename_the_suite(project: Project) -> None:
     assert renamed.comparison.verdict == "pass" and renamed.comparison.base_meta is None
 
 
-def test_delete_the_suite_holding_the_blocker(project: Project) -> None:
+def test_delete_the_suite_holding_the_blocker(project: Author) -> None:
     project.write(SCENARIOS["delete the suite holding the blocker"]())
-    outcomes = check(project.root)
+    outcomes = check(project.path)
     assert combined_verdict(outcomes) == "fail"
     assert "`safety`" in shown(suite(outcomes, "safety"), f.SuiteRemoved)
     assert suite(outcomes, "support").comparison.verdict == "pass"
@@ -112,9 +115,9 @@ def _head_would_pass(outcome: SuiteOutcome, cases: int) -> f.HeadInstrument:
     return answer
 
 
-def test_delete_the_failing_cases(project: Project) -> None:
+def test_delete_the_failing_cases(project: Author) -> None:
     project.write(SCENARIOS["delete the failing cases"]())
-    outcomes = check(project.root)
+    outcomes = check(project.path)
     support = suite(outcomes, "support")
     _fails_on_the_base_cases(support)
     removed = finding(support.comparison, f.CasesRemoved)
@@ -124,9 +127,9 @@ def test_delete_the_failing_cases(project: Project) -> None:
     assert "📏 This PR changes how it is measured" in visible(support.markdown)
 
 
-def test_loosen_their_expect(project: Project) -> None:
+def test_loosen_their_expect(project: Author) -> None:
     project.write(SCENARIOS["loosen their expect"]())
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     _fails_on_the_base_cases(support)
     edited = finding(support.comparison, f.CasesEdited)
     assert isinstance(edited, f.CasesEdited) and (edited.field, edited.ids) == ("expect", FEES)
@@ -134,18 +137,18 @@ def test_loosen_their_expect(project: Project) -> None:
     _head_would_pass(support, 40)
 
 
-def test_point_cases_at_a_new_file(project: Project) -> None:
+def test_point_cases_at_a_new_file(project: Author) -> None:
     project.write(SCENARIOS["point cases: at a new file"]())
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     _fails_on_the_base_cases(support)
     assert "evals/support.jsonl" in shown(support, f.CaseFilesChanged)
     shown(support, f.CasesRemoved)
     _head_would_pass(support, 35)
 
 
-def test_rename_the_case_file_out_of_the_glob(project: Project) -> None:
+def test_rename_the_case_file_out_of_the_glob(project: Author) -> None:
     project.write(SCENARIOS["rename the case file out of the glob"]())
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     _fails_on_the_base_cases(support)
     removed = finding(support.comparison, f.CasesRemoved)
     assert isinstance(removed, f.CasesRemoved) and len(removed.ids) == 22
@@ -153,9 +156,9 @@ def test_rename_the_case_file_out_of_the_glob(project: Project) -> None:
     _head_would_pass(support, 18)
 
 
-def test_lower_a_blocker_to_minor(project: Project) -> None:
+def test_lower_a_blocker_to_minor(project: Author) -> None:
     project.write(SCENARIOS["lower a blocker to minor"]())
-    safety = suite(check(project.root), "safety")
+    safety = suite(check(project.path), "safety")
     c = safety.comparison
     assert c.verdict == "fail" and c.blocker_failures == ["safe-001"]
     assert c.delta_points == pytest.approx(-2.5)  # within the threshold: the blocker decides
@@ -164,9 +167,9 @@ def test_lower_a_blocker_to_minor(project: Project) -> None:
     assert answer.delta_points == pytest.approx(-2.5)
 
 
-def test_add_passing_cases_to_offset_a_drop(project: Project) -> None:
+def test_add_passing_cases_to_offset_a_drop(project: Author) -> None:
     project.write(SCENARIOS["add head-only passing cases to offset a drop"]())
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     _fails_on_the_base_cases(support)  # the delta is over the base's 40 cases, not 240
     c = support.comparison
     assert c.paired == 40 and len(c.added_by_pr) == 200 and not c.added
@@ -181,9 +184,9 @@ def test_add_passing_cases_to_offset_a_drop(project: Project) -> None:
 # --- the way out, and what still passes or fails --------------------------------------------
 
 
-def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project: Project) -> None:
+def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project: Author) -> None:
     project.write(SCENARIOS["delete the failing cases"]())
-    outcomes = check(project.root, "bug", ACCEPT)
+    outcomes = check(project.path, "bug", ACCEPT)
     assert exit_code(outcomes) == 0 and combined_verdict(outcomes) == "pass"
     support = suite(outcomes, "support")
     c = support.comparison
@@ -200,9 +203,9 @@ def test_the_accept_label_turns_a_fail_into_an_accepted_pass(project: Project) -
     assert c.regressions == FEES  # and so do the cases
 
 
-def test_without_the_label_a_fail_stays_a_fail(project: Project) -> None:
+def test_without_the_label_a_fail_stays_a_fail(project: Author) -> None:
     project.write({"prompts/support.md": drop("fees")["prompt"]})  # a plain regression
-    outcomes = check(project.root, "bug", "eval-gate:accept")
+    outcomes = check(project.path, "bug", "eval-gate:accept")
     assert exit_code(outcomes) == 1
     support = suite(outcomes, "support")
     assert not any(
@@ -211,9 +214,9 @@ def test_without_the_label_a_fail_stays_a_fail(project: Project) -> None:
     assert "📏" not in support.markdown  # nothing of the instrument changed
 
 
-def test_an_error_is_never_accepted(project: Project) -> None:
+def test_an_error_is_never_accepted(project: Author) -> None:
     project.write({"app/bot.py": "def answer(inputs):\n    raise RuntimeError('down')\n"})
-    outcomes = check(project.root, ACCEPT)
+    outcomes = check(project.path, ACCEPT)
     assert combined_verdict(outcomes) == "error" and exit_code(outcomes) == 3
     assert not any(isinstance(x, f.Accepted) for o in outcomes for x in o.comparison.findings)
 
@@ -223,17 +226,17 @@ def test_the_bases_accept_label_counts_never_the_heads(tmp_path: Path) -> None:
     project.write(
         {**SCENARIOS["delete the failing cases"](), "gate.yml": dump(config(accept_label="bug"))}
     )
-    assert exit_code(check(project.root, ACCEPT, "bug")) == 1
-    support = suite(check(project.root, "ship it"), "support")
+    assert exit_code(check(project.path, ACCEPT, "bug")) == 1
+    support = suite(check(project.path, "ship it"), "support")
     assert support.comparison.verdict == "pass"
     assert "accept_label: ship it → bug" in sentence(
         finding(support.comparison, f.HeadPolicyChanges)
     )
 
 
-def test_a_no_op_pr_still_passes(project: Project) -> None:
+def test_a_no_op_pr_still_passes(project: Author) -> None:
     project.write({"prompts/support.md": _same_prompt_new_comment()})
-    outcomes = check(project.root)
+    outcomes = check(project.path)
     assert [o.comparison.verdict for o in outcomes] == ["pass", "pass"]
     assert all("📏" not in o.markdown for o in outcomes)
 
@@ -242,11 +245,11 @@ def _same_prompt_new_comment() -> str:
     return base_files()["prompts/support.md"] + "\n(the same rules, one more line)\n"
 
 
-def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project: Project) -> None:
+def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project: Author) -> None:
     passing = [case(f"new-{i}", "CAC", task="new") for i in range(1, 4)]
     failing_major = [case("new-major", "mortgage", task="new")]
     project.write({"cases/added.jsonl": jsonl(passing + failing_major)})
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     c = support.comparison
     assert c.verdict == "pass" and c.delta_points == 0 and c.paired == 40
     assert sorted(c.added_by_pr) == ["new-1", "new-2", "new-3", "new-major"]
@@ -255,20 +258,20 @@ def test_cases_a_pr_only_adds_decide_by_their_blockers_only(project: Project) ->
     project.write(
         {"cases/added.jsonl": jsonl([*passing, case("new-blocker", "mortgage", "blocker")])}
     )
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     c = support.comparison
     assert c.verdict == "fail" and c.delta_points == 0
     blockers = finding(c, f.Blockers)
     assert isinstance(blockers, f.Blockers) and blockers.ids == ["new-blocker"]
 
 
-def test_cases_the_head_edits_are_asked_as_the_base_defines_them(project: Project) -> None:
+def test_cases_the_head_edits_are_asked_as_the_base_defines_them(project: Author) -> None:
     """A PR that edits a case's input gets the base's input asked; the head's instrument
     leaves the case out (its answer to the new input was never asked) and says so."""
     rows = faq(1, 20)
     rows[0] = {**rows[0], "input": {"question": "say nothing"}, "expect": {"must_include": ["zzz"]}}
     project.write({"cases/faq.jsonl": jsonl(rows)})
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     c = support.comparison
     assert c.verdict == "pass" and not c.regressions  # the base's faq-001 still passes
     kinds = {(x.field, tuple(x.ids)) for x in c.findings if isinstance(x, f.CasesEdited)}
@@ -284,7 +287,7 @@ def test_no_base_gate_yml_means_the_heads_instrument_and_the_comment_says_so(
     files = base_files()
     project = make_project(tmp_path / "repo", {k: v for k, v in files.items() if k != "gate.yml"})
     project.write({"gate.yml": files["gate.yml"]})
-    outcomes = check(project.root)
+    outcomes = check(project.path)
     assert [o.comparison.verdict for o in outcomes] == ["pass", "pass"]
     said = sentence(finding(outcomes[0].comparison, f.HeadPolicyApplies))
     assert said == "the base has no gate.yml, so the head's own instrument and policy judge this PR"
@@ -296,12 +299,12 @@ def test_a_broken_base_config_measures_nothing_and_never_the_heads(tmp_path: Pat
     broken["gate.yml"] = broken["gate.yml"].replace("threshold:", "threshhold:")
     project = make_project(tmp_path / "repo", broken)
     project.write({"gate.yml": base_files()["gate.yml"], **drop_fees()})
-    outcomes = check(project.root)
+    outcomes = check(project.path)
     assert combined_verdict(outcomes) == "error" and exit_code(outcomes) == 3
     for outcome in outcomes:
         said = shown(outcome, f.BaseUnreadable)
         assert "threshhold" in said and "never takes the base's place" in said
-    assert not (project.root / "reports").exists()  # neither side ran
+    assert not (project.path / "reports").exists()  # neither side ran
 
 
 def drop_fees() -> dict[str, str | None]:
@@ -316,7 +319,7 @@ def test_repeats_auto_is_the_bases_and_its_answers_are_judged_again(tmp_path: Pa
     environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
     log = io.StringIO()
     outcomes = run_check(
-        project.root, project.root / "gate.yml", "main", project.root / "reports", stream=log,
+        project.path, project.path / "gate.yml", "main", project.path / "reports", stream=log,
         environ=environ,
     )  # fmt: skip
     support = suite(outcomes, "support")
@@ -325,19 +328,19 @@ def test_repeats_auto_is_the_bases_and_its_answers_are_judged_again(tmp_path: Pa
     assert log.getvalue().count("repeats auto: ") == 2  # both suites, by the base's plan
     answer = _head_would_pass(support, 35)
     assert answer.delta_points == 0
-    rejudged = project.root / "reports" / "support" / "head-instrument" / "head.jsonl"
+    rejudged = project.path / "reports" / "support" / "head-instrument" / "head.jsonl"
     lines = rejudged.read_text().splitlines()[1:]
     assert {json.loads(line)["repeats"] for line in lines} == {2}  # round 0's runs
 
 
-def test_gate_check_takes_the_prs_labels(project: Project) -> None:
+def test_gate_check_takes_the_prs_labels(project: Author) -> None:
     """The command line, as a developer reproduces a PR: `--label` accepts, as on GitHub."""
     project.write(SCENARIOS["lower a blocker to minor"]())
-    env = {"GATE_CACHE_DIR": str(project.root.parent / "cache")}
-    plain = run_gate("check", "--format", "markdown", "--base", "main", cwd=project.root, env=env)
+    env = {"GATE_CACHE_DIR": str(project.path.parent / "cache")}
+    plain = run_gate("check", "--format", "markdown", "--base", "main", cwd=project.path, env=env)
     assert plain.code == 1 and "safety: fail: pass rate 100.0% -> 97.5%" in plain.err
     done = run_gate(
-        "check", "--format", "markdown", "--base", "main", "--label", ACCEPT, cwd=project.root,
+        "check", "--format", "markdown", "--base", "main", "--label", ACCEPT, cwd=project.path,
         env=env,
     )  # fmt: skip
     assert done.code == 0, done.err
@@ -356,7 +359,7 @@ def test_the_bases_comment_templates_render_the_prs_comment(tmp_path: Path) -> N
     files["tpl/comment.md.j2"] = footer.replace("WHO", "BASE")
     project = make_project(tmp_path / "repo", files)
     project.write({"tpl/comment.md.j2": footer.replace("WHO", "HEAD"), **drop_fees()})
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     assert "FOOTER OF BASE" in support.markdown and "HEAD" not in support.markdown
     said = shown(support, f.TemplatesChanged)
     assert "`comment.md.j2`" in said and "the base's render this comment" in said
@@ -376,7 +379,7 @@ def test_the_bases_check_code_judges_both_sides(tmp_path: Path) -> None:
     files["cases/faq.jsonl"] = jsonl(rows)
     project = make_project(tmp_path / "repo", files)
     project.write({"checks/grade.py": "def check(output, case):\n    return True\n", **drop_fees()})
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     c = support.comparison
     assert c.verdict == "fail" and "faq-002" in c.regressions  # the base's check failed it
     assert "`checks/grade.py`" in shown(support, f.CheckCodeChanged)
@@ -392,7 +395,7 @@ def test_a_case_held_out_on_base_stays_hidden(tmp_path: Path) -> None:
     files["cases/faq.jsonl"] = jsonl(rows)
     project = make_project(tmp_path / "repo", files)
     project.write({"cases/faq.jsonl": jsonl(faq(1, 20)), **drop_fees()})  # shows it on head
-    support = suite(check(project.root), "support")
+    support = suite(check(project.path), "support")
     c = support.comparison
     assert c.cases["faq-002"].heldout and c.cases["faq-002"].head.output is None  # type: ignore[union-attr]
     assert "stops holding out 1 case (faq-002)" in shown(support, f.HeldoutChanged)
@@ -410,13 +413,18 @@ def test_a_removed_suite_fails_in_the_sharded_mode_too(tmp_path: Path) -> None:
     from gate.inputs.shard import Shard
 
     project = make_project(tmp_path / "repo")
-    head = project.commit("rename the suite", SCENARIOS["rename the suite"]())
+    safety = [
+        {**row, "input": {"question": "edited"}} if row["id"] == "safe-003" else row
+        for row in safety_cases()
+    ]  # an edited input: the head's instrument leaves it out, in each shard alike
+    files = {**SCENARIOS["rename the suite"](), "safety/cases.jsonl": jsonl(safety)}
+    head = project.commit("rename the suite, edit a safety case", files)
     environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
-    repo = GitRepo(project.root, environ=environ)
+    repo = GitRepo(project.path, environ=environ)
     try:
         request = FlowRequest(
             revisions=Revisions(repo, repo.resolve_ref("main", fetch=False), head),
-            config=load_config(project.root / "gate.yml"),
+            config=load_config(project.path / "gate.yml"),
             io=FlowIO(tmp_path / "shards", environ=environ, stream=io.StringIO()),
         )
         for index in (1, 2):
@@ -430,9 +438,12 @@ def test_a_removed_suite_fails_in_the_sharded_mode_too(tmp_path: Path) -> None:
         ("support-v2", "pass"), ("safety", "pass"), ("support", "fail"),
     ]  # fmt: skip
     shown(outcomes[2], f.SuiteRemoved)
+    answer = finding(outcomes[1].comparison, f.HeadInstrument)
+    assert isinstance(answer, f.HeadInstrument) and answer.left_out == ["safe-003"]
+    assert answer.paired == 39 and answer.verdict == "pass"
 
 
-def test_answers_committed_to_the_cache_folder_are_refused(project: Project) -> None:
+def test_answers_committed_to_the_cache_folder_are_refused(project: Author) -> None:
     """A PR that commits files into the response cache (here the folder its own gate.yml
     names) could plant answers for its own requests: the flow stops before anything runs."""
     project.commit(
@@ -443,11 +454,11 @@ def test_answers_committed_to_the_cache_folder_are_refused(project: Project) -> 
             **drop_fees(),
         },
     )
-    done = run_gate("check", "--base", "main", cwd=project.root)
+    done = run_gate("check", "--base", "main", cwd=project.path)
     assert done.code == 2, done.err
     assert done.err.strip().splitlines() == [
         "gate: error: .answers: key `cache.dir`: the response cache holds 1 file committed to "
         "the repository (such as .answers/ab/abcdef.json): committed answers would be taken for "
         "the system's; remove them from git (the cache writes a .gitignore of its own)"
     ]
-    assert not (project.root / "reports").exists()
+    assert not (project.path / "reports").exists()

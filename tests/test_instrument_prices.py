@@ -73,7 +73,7 @@ def test_lowering_the_new_models_price_does_not_dodge_the_budget(
     cheap = {**PRICES, "big": {"input": 0.01, "output": 0.01}}
     project.write({"config/model.yaml": "model: big\n", "gate.yml": gate_yml(server, cheap)})
     server.reset_counts()
-    (outcome,) = check(project.root)
+    (outcome,) = check(project.path)
     c = outcome.comparison
     assert exit_code([outcome]) == 1 and c.verdict == "fail"
     (budget,) = [x for x in c.findings if isinstance(x, f.BudgetExceeded)]
@@ -91,7 +91,7 @@ def test_lowering_the_new_models_price_does_not_dodge_the_budget(
     # Both sides asked each case once; judging again with the head's instrument asked nothing.
     assert server.requests == 2 * len(WORDS)
     server.reset_counts()
-    check(project.root)
+    check(project.path)
     assert server.requests == 0  # a rerun: every answer from the response cache
 
 
@@ -101,7 +101,7 @@ def test_a_model_the_bases_prices_do_not_know_is_unmeasured_not_free(
     project = make_project(tmp_path / "repo", files(server))
     priced = {**PRICES, "mystery": {"input": 0.0, "output": 0.0}}
     project.write({"config/model.yaml": "model: mystery\n", "gate.yml": gate_yml(server, priced)})
-    (outcome,) = check(project.root)
+    (outcome,) = check(project.path)
     c = outcome.comparison
     assert c.base_usage.cost_usd and c.head_usage.cost_usd is None  # unknown, not 0
     unmeasured = [x for x in c.findings if isinstance(x, f.BudgetUnmeasured)]

@@ -310,10 +310,10 @@ def first_repeats(config: GateConfig) -> int:
 def run_side(request: RunRequest) -> Summary:
     config = request.loaded.config
     cases = measured_cases(request)
-    selected = select_shard(list(enumerate(cases)), request.shard)
-    if request.cases_from is not None:  # only these cases (what recorded answers exist for)
+    if request.cases_from is not None:  # only these (what recorded answers exist for)
         wanted = set(wanted_ids(request.cases_from))
-        selected = [(i, c) for i, c in selected if c.id in wanted]
+        cases = [c for c in cases if c.id in wanted]
+    selected = select_shard(list(enumerate(cases)), request.shard)
     env = system_env(request)
     options = RunOptions(
         concurrency=request.concurrency or config.concurrency,

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from helpers.servers.git_http import git
+from helpers.servers.git_http import Author, git, make_bare
 
 WORDS = ["CAC", "fees", "licensed", "minutes", "statement", "card", "branch", "loan"]
 SAFE_WORDS = ["CAC", "card", "branch", "loan"]
@@ -203,35 +202,15 @@ SCENARIOS: dict[str, Callable[[], dict[str, str | None]]] = {
 # --- a local repository: main holds the project, the PR is the working tree -----------------
 
 
-@dataclass
-class Project:
-    root: Path
-
-    def write(self, files: dict[str, str | None]) -> None:
-        for name, content in files.items():
-            path = self.root / name
-            if content is None:
-                path.unlink()
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-
-    def commit(self, message: str, files: dict[str, str | None] | None = None) -> str:
-        if files:
-            self.write(files)
-        git(self.root, "add", "-A")
-        git(self.root, "commit", "-q", "--allow-empty", "-m", message)
-        return git(self.root, "rev-parse", "HEAD")
-
-
-def make_project(root: Path, files: dict[str, str] | None = None) -> Project:
-    """`main` with the project committed; the working tree is the PR's, on branch `pr`."""
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    project = Project(root)
-    project.commit("the project", dict(files or base_files()))
-    git(root, "checkout", "-q", "-b", "pr")
-    return project
+def make_project(path: Path, files: dict[str, str] | None = None) -> Author:
+    """A developer's clone at `path`: `main` (also the origin's) holds the project; the working
+    tree is the PR's, on branch `pr`."""
+    author = Author(path, make_bare(path.parent / f"{path.name}-origin.git"))
+    git(author.path, "checkout", "-q", "-B", "main")
+    author.commit("the project", dict(files or base_files()))
+    author.push("HEAD:main")
+    git(author.path, "checkout", "-q", "-b", "pr")
+    return author
 
 
 def visible(markdown: str) -> str:
