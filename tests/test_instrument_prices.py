@@ -8,14 +8,16 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from helpers.pr_scenarios import make_project, visible
-from helpers.servers.model_server import ModelServer
+from helpers.pr_scenarios import jsonl, make_project, visible
+from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
 
 from gate.compare import findings as f
 from gate.flow.pr import SuiteOutcome, exit_code, run_check
@@ -108,3 +110,51 @@ def test_a_model_the_bases_prices_do_not_know_is_unmeasured_not_free(
     assert [x.metric for x in unmeasured] == ["cost"]
     assert text(sentence(unmeasured[0]), 400) in visible(outcome.markdown)
     assert c.verdict == "pass"  # a note: nothing was measured to fail
+
+
+RUBRIC_ANSWER = re.compile(r"<<<ANSWER (\w+)>>>\n(.*)\n<<<END OF ANSWER \1>>>", re.DOTALL)
+
+
+def grading(request: ChatRequest) -> str:
+    """The judge (model `judge-m`) gives full marks to any fenced answer; others echo."""
+    if request.model != "judge-m":
+        return echo_model(request)
+    assert RUBRIC_ANSWER.search(request.user), "the judge prompt must fence the answer"
+    (listed,) = re.findall(r"^Rubric dimensions: (.*)$", request.user, re.MULTILINE)
+    return json.dumps({"scores": {d: {"score": 2, "reason": "fine"} for d in listed.split(", ")}})
+
+
+def test_the_heads_instrument_asks_the_judge_only_what_it_changes(tmp_path: Path) -> None:
+    """Re-judging with the head's instrument: no system call; the judge only for a rubric the
+    PR changes (what it kept is the same request, answered by the cache)."""
+    with ModelServer(api_key=KEY, responder=grading) as server:
+        base = files(server)
+        rows = [json.loads(line) for line in base["cases.jsonl"].splitlines()]
+        rows = [{**r, "expect": {**r["expect"], "rubric": {"helpful": 1}}} for r in rows]
+        judge = {"kind": "openai", "model": "judge-m", "base_url": server.openai_base_url,
+                 "api_key_env": "TEST_KEY"}  # fmt: skip
+        config = yaml.safe_load(base["gate.yml"]) | {"judge": judge}
+        base |= {"cases.jsonl": jsonl(rows), "gate.yml": yaml.safe_dump(config)}
+        project = make_project(tmp_path / "repo", base)
+        project.write({"cases.jsonl": jsonl(rows[1:]), "config/model.yaml": "model: small\n\n"})
+        server.reset_counts()
+        (outcome,) = check(project.path)
+        # the two sides ask the same (the PR's model config says the same), once each, and the
+        # head's instrument asks nothing more
+        models = Counter(entry.body["model"] for entry in server.log)
+        assert models == {"small": len(WORDS), "judge-m": len(WORDS)}
+        (answer,) = [x for x in outcome.comparison.findings if isinstance(x, f.HeadInstrument)]
+        assert answer.judge_calls == answer.judge_cached == 2 * (len(WORDS) - 1)
+
+        more = [
+            {**r, "expect": {**r["expect"], "rubric": {"helpful": 1, "brief": 1}}} for r in rows
+        ]
+        project.write({"cases.jsonl": jsonl(more)})
+        server.reset_counts()
+        (outcome,) = check(project.path)
+        asked = Counter(entry.body["model"] for entry in server.log)
+        assert asked == {"judge-m": len(WORDS)}  # the new rubric, once per answer (the same)
+        (answer,) = [x for x in outcome.comparison.findings if isinstance(x, f.HeadInstrument)]
+        assert (answer.judge_calls, answer.judge_cached) == (2 * len(WORDS), len(WORDS))
+        said = f"{2 * len(WORDS)} judge calls, {len(WORDS)} of them from the cache"
+        assert said in sentence(answer)
