@@ -45,6 +45,7 @@ AnthropicMessagesSystem
 CommandProcessSystem
 HttpServiceSystem
 OpenAIChatSystem
+PromptfooChatSystem
 PythonFunctionSystem
 ReplayFileSystem
 
@@ -63,3 +64,12 @@ _.system_config_file
 
 # The power line's standard deviation, part of the json format (compare/power.py).
 _.sd_points
+
+# jinja2's sandbox reads it: which binary operators go through call_binop (render/environment.py).
+_.intercepted_binops
+
+# promptfoo's per-metric pass rates: read by the comment's template and the json format.
+_.metrics
+
+# PyYAML reads the class attribute: each loader's own implicit resolvers (yaml12.py).
+_.yaml_implicit_resolvers

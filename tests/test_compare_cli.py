@@ -166,7 +166,8 @@ def test_template_dir_from_the_command_line(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "comment.md.j2").write_text("Verdict {{ c.verdict }}\n")
     done = run_gate("compare", str(base), str(head), "--template-dir", str(folder))
-    assert done.out == "<!-- eval-gate:support -->\nVerdict fail\n"
+    top = "❌ **Eval Gate: fail** (support) — pass rate 100.0% → 0.0% (−100.0 pts, threshold 3)"
+    assert done.out == f"<!-- eval-gate:support -->\n{top} · 1 regression\n\nVerdict fail\n"
 
 
 @pytest.mark.parametrize(

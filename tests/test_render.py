@@ -21,6 +21,7 @@ from gate.compare.models import Comparison, skipped_comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.inputs.policy import Policy
+from gate.inputs.templates import TemplateSet, read_template_folder
 from gate.render import (
     COMMENT_MAX_CHARS,
     RenderContext,
@@ -302,6 +303,10 @@ def test_chart_labels_are_sanitised(tmp_path: Path) -> None:
     assert 'x-axis ["evil__ bar _1", "ok-task"]' in chart
 
 
+def folder_templates(folder: Path) -> TemplateSet:
+    return read_template_folder(folder, "templates", within=folder.parent)
+
+
 def test_user_templates_extend_ours_and_stay_escaped(tmp_path: Path) -> None:
     folder = tmp_path / "templates"
     folder.mkdir()
@@ -314,7 +319,7 @@ def test_user_templates_extend_ours_and_stay_escaped(tmp_path: Path) -> None:
         report(tmp_path, "head", [case("a", "fail", output="<img src=x onerror=1> @octocat")]),
         Policy(),
     )
-    body = render_comment(c, CTX.model_copy(update={"template_dir": folder}))
+    body = render_comment(c, CTX.model_copy(update={"templates": folder_templates(folder)}))
     assert body.startswith("<!-- eval-gate:support -->\n❌")
     footer = body[body.index("Team footer:") :]
     assert "&lt;img src=x onerror=1&gt; @\u200docto" in footer
@@ -330,8 +335,9 @@ def test_user_templates_can_replace_ours_entirely(tmp_path: Path) -> None:
         report(tmp_path, "head", [case("a", "fail")]),
         Policy(),
     )
-    body = render_comment(c, CTX.model_copy(update={"template_dir": folder}))
-    assert body == "<!-- eval-gate:support -->\nFAIL: 1\n"
+    body = render_comment(c, CTX.model_copy(update={"templates": folder_templates(folder)}))
+    top = "❌ **Eval Gate: fail** (support) — pass rate 100.0% → 0.0% (−100.0 pts, threshold 3)"
+    assert body == f"<!-- eval-gate:support -->\n{top} · 1 regression\n\nFAIL: 1\n"
 
 
 def test_a_broken_user_template_is_an_input_error_naming_file_and_line(tmp_path: Path) -> None:
@@ -340,9 +346,9 @@ def test_a_broken_user_template_is_an_input_error_naming_file_and_line(tmp_path:
     (folder / "comment.md.j2").write_text("line one\n{% if %}\n")
     c = skipped_comparison("x")
     with pytest.raises(InputError) as caught:
-        render_comment(c, CTX.model_copy(update={"template_dir": folder}))
+        render_comment(c, CTX.model_copy(update={"templates": folder_templates(folder)}))
     message = str(caught.value)
-    assert "comment.md.j2:2:" in message and "template error" in message
+    assert message.startswith("templates/comment.md.j2:2: template error")
 
 
 def test_json_is_the_comparison(tmp_path: Path) -> None:

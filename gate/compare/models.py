@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from gate.compare.findings import Finding, Skipped
+from gate.compare.metrics import MetricRate
 from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
@@ -167,6 +168,9 @@ class Comparison(BaseModel):
     statistics: Significance | None = None
     power: Power | None = Field(None, description="what the suite can resolve")
     tasks: list[TaskDelta] = Field(default_factory=list)
+    metrics: list[MetricRate] = Field(
+        default_factory=list, description="promptfoo's metric names, pass rates base vs head"
+    )
     base: SideTotals = Field(default_factory=SideTotals)
     head: SideTotals = Field(default_factory=SideTotals)
     base_usage: SideUsage = Field(default_factory=SideUsage)

@@ -15,6 +15,7 @@ from gate.compare.budgets import budget_findings
 from gate.compare.estimates import pair_fractions, plain_fraction
 from gate.compare.findings import Finding, OtherSuite, Unpaired
 from gate.compare.lists import sort_into_lists
+from gate.compare.metrics import metric_rates
 from gate.compare.models import EXCERPT_CHARS, CaseChange, Comparison, SideCase
 from gate.compare.power import resolution
 from gate.compare.rubric import compare_rubric
@@ -189,6 +190,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         statistics=stats,
         power=power,
         tasks=task_deltas(pairs, [*added, *(h for _, h in by_pr)], removed, lists, estimates),
+        metrics=metric_rates(pairs),
         base=base_totals,
         head=head_totals,
         base_usage=base_usage,

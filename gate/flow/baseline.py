@@ -17,6 +17,7 @@ from pydantic import BaseModel, JsonValue, TypeAdapter
 from gate.compare.findings import Finding, HeadPolicyApplies, HeadPolicyChanges, PolicyChange
 from gate.errors import InputError
 from gate.flow.git import GitRepo
+from gate.flow.git_files import commit_checkout
 from gate.inputs.config import LoadedConfig, read_config
 from gate.inputs.policy import Policy, PolicyKeys
 
@@ -60,7 +61,8 @@ def read_baseline(repo: GitRepo, base_sha: str, head: LoadedConfig) -> Baseline:
     if text is None:
         return Baseline(relative=relative)
     try:
-        loaded = read_config(text, Path(f"{relative} (base {base_sha[:12]})"))
+        checkout = commit_checkout(repo, base_sha, relative)  # its promptfoo configs too
+        loaded = read_config(text, Path(f"{relative} (base {base_sha[:12]})"), checkout)
     except InputError as exc:
         return Baseline(relative=relative, problem=str(exc))
     return Baseline(relative=relative, loaded=loaded)

@@ -63,10 +63,11 @@ def head_cases(loaded: LoadedConfig, name: str) -> list[Case]:
     suite = next((s for s in loaded.config.suites if s.name == name), None)
     if suite is None:
         return []
-    try:
-        resolve_case_paths(suite.cases, loaded.base_dir)
-    except InputError:
-        return []
+    if suite.promptfoo is None:
+        try:
+            resolve_case_paths(suite.cases or [], loaded.base_dir)
+        except InputError:
+            return []
     return read_suite_cases(loaded, suite)
 
 

@@ -100,7 +100,10 @@ def _patterns(side: Side) -> list[str]:
 
 
 def _spec(suite: SuiteConfig) -> list[str]:
-    return [suite.cases] if isinstance(suite.cases, str) else list(suite.cases)
+    """Where the suite's cases come from: its `cases:`, or its promptfoo config."""
+    if suite.promptfoo is not None:
+        return [suite.promptfoo]
+    return [suite.cases] if isinstance(suite.cases, str) else list(suite.cases or [])
 
 
 def _dumped(model: BaseModel | None, skip: set[str]) -> dict[str, JsonValue]:
@@ -126,12 +129,17 @@ def _judge(judge: JudgeConfig | None) -> dict[str, JsonValue]:
     return {**_dumped(judge, {"headers"}), "headers": names}
 
 
-def _system(suite: SuiteConfig) -> dict[str, JsonValue]:
-    """The system block's keys; of its headers only the names (a value may be a secret)."""
-    system = suite.system
+def _system(side: Side) -> dict[str, JsonValue]:
+    """The system block's keys; of its headers only the names (a value may be a secret), a
+    promptfoo config by its path in the side's checkout (it is read as an absolute path)."""
+    system = side.suite.system
     headers: dict[str, str] = getattr(system, "headers", {})
     names: list[JsonValue] = [*sorted(headers)]
-    return {**_dumped(system, {"headers"}), **({"headers": names} if headers else {})}
+    data = {**_dumped(system, {"headers"}), **({"headers": names} if headers else {})}
+    config = data.get("config")
+    if system.kind == "promptfoo" and isinstance(config, str):
+        data["config"] = relative_posix(Path(config), side.root) or config
+    return data
 
 
 def _sandbox(sandbox: SandboxConfig) -> dict[str, JsonValue]:
@@ -166,7 +174,7 @@ def config_changes(base: Side, head: Side) -> list[Finding]:
     )
     if limits:
         found.append(SandboxLimitsChanged(changes=limits))
-    system = _key_changes(_system(base.suite), _system(head.suite))
+    system = _key_changes(_system(base), _system(head))
     if system:
         found.append(SystemChanged(changes=system))
     return found

@@ -7,6 +7,12 @@ way), lists the base's suites the head removes or renames (they fail), and takes
 templates from the base commit's `templates:` folder (the head's only when the base has no
 gate.yml). The full flow, `gate check`, `gate demo` and the Action's shard and finish modes
 each start from one plan; nothing after it reads the base's gate.yml or builds a policy again.
+
+Planning also validates what the PR brings before any side runs (`validate_head`): the head's
+config, the case files of every suite that runs, the system files it names, its prompt
+templates (and what they include) and the comment templates. Bad input the PR brings is
+then always exit 2 naming the PR's file and line, whichever side would have read it first.
+So is a response cache that holds answers committed to the repository (`refuse_planted_answers`).
 """
 
 from __future__ import annotations
@@ -18,13 +24,18 @@ from pathlib import Path
 from gate.compare.models import Finding
 from gate.errors import InputError
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
-from gate.flow.git import FileChange, GitRepo
+from gate.flow.git import FileChange
 from gate.flow.request import FlowRequest
-from gate.flow.triggers import relevant_changes, suite_triggers
+from gate.flow.triggers import base_watch, relevant_changes, suite_triggers
+from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
+from gate.inputs.templates import TemplateSet, read_template_folder, template_set
 from gate.providers.cache import resolve_cache_dir
-from gate.render import RenderContext
+from gate.providers.prompts import ChatPrompt
+from gate.render import RenderContext, check_templates
+from gate.run.preflight import pythonpath_problems, system_files_problems
+from gate.run.side import suite_cases
 
 
 @dataclass(frozen=True)
@@ -68,49 +79,81 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
     refuse_planted_answers(request)
     baseline = read_baseline(revisions.repo, revisions.base_sha, head)
-    overrides = request.overrides
-    threshold, severities = overrides.threshold, overrides.block_severities
+    threshold, severities = request.overrides.threshold, request.overrides.block_severities
+    policy = flow_policy(baseline, head, threshold=threshold, block_severities=severities)
+    templates = comment_templates(head, revisions.repo.root)
+    shown = base_templates(request, baseline, templates)
+    suites = plan_suites(request, baseline)
+    validate_head(request, [s for s in suites if s.runs], templates)
     return FlowPlan(
         request=request,
         baseline=baseline,
-        policy=flow_policy(baseline, head, threshold=threshold, block_severities=severities),
+        policy=policy,
         notes=tuple(policy_findings(baseline, head)),
-        suites=tuple(plan_suites(request, baseline)),
-        render=request.display.model_copy(update=comment_templates(request, baseline)),
+        suites=tuple(suites),
+        render=request.display.model_copy(update={"templates": shown}),
         head_policy=Policy.from_config(
             head.config, threshold=threshold, block_severities=severities
         ),
     )
 
 
-def comment_templates(request: FlowRequest, baseline: Baseline) -> dict[str, object]:
-    """Where the comments' templates come from: the base commit's `templates:` folder (a
-    PR's templates render its comment only once merged); the head's when the base has no
-    gate.yml (or one config outside the repository serves both); the built-in ones when the
-    base's gate.yml cannot be read."""
-    head = request.config
+def comment_templates(loaded: LoadedConfig, root: Path) -> TemplateSet | None:
+    """The comment templates the folder `templates:` of `loaded` names, read from `root` as
+    data (nothing outside the repository); None: the built-in ones."""
+    if not loaded.config.templates:
+        return None
+    folder = loaded.base_dir / loaded.config.templates
+    shown = relative_posix(folder, root) or str(folder)
+    return read_template_folder(folder, shown, within=root)
+
+
+def base_templates(
+    request: FlowRequest, baseline: Baseline, head: TemplateSet | None
+) -> TemplateSet | None:
+    """The templates that render the comments: the base commit's `templates:` folder (a PR's
+    own render comments once it is merged); the head's (`head`) when the base has no gate.yml
+    or one config outside the repository serves both; the built-in ones when the base's
+    gate.yml cannot be read."""
     if baseline.loaded is None or baseline.shared:
-        if baseline.problem or not head.config.templates:
-            return {}
-        return {"template_dir": (head.base_dir / head.config.templates).resolve()}
+        return None if baseline.problem else head
     folder = baseline.loaded.config.templates
     if not folder or baseline.relative is None:
-        return {}
-    repo: GitRepo = request.revisions.repo
+        return None
     where = (Path(baseline.relative).parent / folder).as_posix()
-    sha = request.revisions.base_sha
-    return {"template_files": tuple(repo.files_below(sha, where)), "template_origin": where}
+    files = request.revisions.repo.files_below(request.revisions.base_sha, where)
+    shown = f"{where} (base {request.revisions.base_sha[:12]})"
+    return template_set(shown, ((name, text.encode("utf-8")) for name, text in files))
+
+
+def validate_head(
+    request: FlowRequest, suites: Sequence[SuitePlan], templates: TemplateSet | None
+) -> None:
+    """What `gate run` of the head would reject at its start, found before any side runs:
+    the cases, the system's files and prompts, the pythonpath, the comment templates. The
+    head's code is not run here (the gate's process holds the secrets)."""
+    head, root = request.config, request.revisions.repo.root
+    for plan in suites:
+        suite = head.config.suite(plan.name)
+        suite_cases(head, suite)
+        problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
+        if problems:
+            raise problems[0]
+        if isinstance(suite.system, OpenAISystem | AnthropicSystem):
+            ChatPrompt(root, suite.system.model_config_file, suite.system.prompt, "system")
+    if templates is not None:
+        check_templates(templates)
 
 
 def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
-    """Change detection: which suites run, and which of them the base's gate.yml has; then
-    the base's suites the head's lacks."""
+    """Change detection: which suites run (the head's triggers or the base's `watch`), and
+    which of them the base's gate.yml has; then the base's suites the head's lacks."""
     changes = _changes(request)
     root = request.revisions.repo.root
     plans = []
     for suite in request.config.config.suites:
         patterns = suite_triggers(request.config, suite, root)
-        relevant = relevant_changes(changes, patterns)
+        relevant = relevant_changes(changes, patterns, base_watch(baseline.loaded, suite.name))
         skip = None if relevant else _skip_reason(changes, patterns)
         plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
     head = {suite.name for suite in request.config.config.suites}

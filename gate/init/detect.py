@@ -9,8 +9,9 @@ syntax trees (`entry_points`). The rules, also in docs/init.md:
 - **Prompt template**: a `.j2`, `.jinja`, `.jinja2` or `.prompt` file, or a `.md`/`.txt` file
   in a folder named `prompt`/`prompts`/`templates` or whose name contains `prompt`. README,
   CHANGELOG and LICENSE files are never prompts.
-  A template that jinja2 cannot compile (a nunjucks filter jinja2 lacks, such as `load`) is
-  skipped, with its reason. A `.txt` prompt file holding several prompts separated by lines
+  A template that does not compile (a syntax error, or a filter neither jinja2 nor nunjucks
+  has: nunjucks' `dump` and `nl2br` and promptfoo's `load` are the gate's too) is skipped,
+  with its reason. A `.txt` prompt file holding several prompts separated by lines
   of `---` (promptfoo's format) is that many prompts: each is written to its own file under
   `evals/prompts/`, which the suites evaluate.
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
@@ -25,7 +26,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 
@@ -68,6 +69,7 @@ class Findings:
     models: dict[str, ModelConfig] = field(default_factory=dict)  # by model config path
     targets: list[PythonTarget] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (prompt file, why)
+    promptfoo: list[str] = field(default_factory=list)  # promptfoo configs (`gate.init.promptfoo`)
 
 
 def repository_files(root: Path) -> list[str]:
@@ -106,14 +108,32 @@ def is_prompt_path(path: str) -> bool:
     return False
 
 
+def _environment() -> Any:
+    """The environment prompts render in (jinja2's sandbox) with their filters (nunjucks'
+    too), to parse templates: never to render them."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS
+
+    environment = ImmutableSandboxedEnvironment()
+    environment.filters.update(NUNJUCKS_FILTERS)
+    return environment
+
+
 def template_problem(text: str) -> str | None:
-    """Why the text is no jinja2 template the gate can render (a syntax error, a nunjucks
-    filter jinja2 lacks such as `load`), with its line; None when it is one."""
+    """Why the text is no template the gate can render (a syntax error, a filter neither
+    jinja2 nor nunjucks has), with its line; None when it is one."""
     import jinja2
     from jinja2 import meta
 
-    try:
-        meta.find_undeclared_variables(jinja2.Environment().parse(text))
+    from gate.inputs.promptfoo.nunjucks import unknown_filter
+
+    environment = _environment()
+    problem = unknown_filter(environment, text, "")
+    if problem is not None:
+        return f"{problem.message.split(':')[0]} (line {problem.line})"
+    try:  # parsed, never rendered, by the environment prompts render in
+        meta.find_undeclared_variables(environment.parse(text))
     except jinja2.TemplateError as exc:
         line = getattr(exc, "lineno", None)
         message = (exc.message or type(exc).__name__).rstrip(".")
@@ -161,12 +181,11 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     template reads from that (`input.question`, `input["lang"]`) count instead. A variable
     the template loops over is a list (`{% for d in docs %}`: an empty one); one it reads keys
     from (`{{ user.name }}`, not a method call such as `name.upper()`) a mapping of them."""
-    import jinja2
-    from jinja2 import meta, nodes
+    from jinja2 import nodes
 
     if template_problem(text) is not None:
         return None
-    tree = jinja2.Environment().parse(text)
+    tree = _environment().parse(text)
 
     def key_of(node: nodes.Node) -> str | None:
         if isinstance(node, nodes.Getattr):
@@ -187,9 +206,7 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
             return None if node.name == "input" else node.name
         return from_input(node)
 
-    shapes: dict[str, Shape] = {
-        name: "text" for name in meta.find_undeclared_variables(tree) - {"input"}
-    }
+    shapes: dict[str, Shape] = {name: "text" for name in _undeclared(tree) - {"input"}}
     lookups = [
         n for n in tree.find_all((nodes.Getattr, nodes.Getitem))
         if isinstance(n, nodes.Getattr | nodes.Getitem)
@@ -211,6 +228,13 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
         if shape != "list":
             shapes[name] = tuple(sorted({*(shape if isinstance(shape, tuple) else ()), key}))
     return dict(sorted(shapes.items()))
+
+
+def _undeclared(tree: Any) -> set[str]:
+    from jinja2 import meta
+
+    found: set[str] = meta.find_undeclared_variables(tree)
+    return found
 
 
 def model_of(text: str) -> ModelConfig | None:
@@ -243,6 +267,7 @@ def read_text(path: Path) -> str | None:
 def scan(root: Path) -> Findings:
     found = Findings()
     files = repository_files(root)
+    found.promptfoo = [f for f in files if PurePosixPath(f).name.startswith("promptfooconfig.")]
     for path in files:
         pure = PurePosixPath(path)
         if is_prompt_path(path):

@@ -21,7 +21,6 @@ from gate.render.headline import (
     auto_line,
     context_line,
     delta_digits,
-    headline,
     headline_parts,
     reason_headline,
 )
@@ -192,6 +191,20 @@ def task_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]
     ]
 
 
+def metric_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]]:
+    """promptfoo's metrics, the largest drop first (`gate.compare.metrics`)."""
+    return [
+        {
+            "metric": style.text(r.metric, 60),
+            "cases": values.num(r.n),
+            "base": values.pct(r.base_pass_rate),
+            "head": values.pct(r.head_pass_rate),
+            "delta": values.pts(r.delta_points),
+        }
+        for r in c.metrics[: limits.tasks]
+    ]
+
+
 def rubric_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
     if c.rubric is None:
         return []
@@ -252,7 +265,6 @@ def template_context(
         "version": __version__,
         "verdict_icon": Md(ICONS[c.verdict]),
         "accepted": accepted_by(c) is not None,
-        "headline": headline(c, style, limits.reason_chars),
         "headline_parts": headline_parts(c),
         "reason_headline": reason_headline(c),
         "context_line": context_line(c, ctx, style),
@@ -268,6 +280,7 @@ def template_context(
         "explained_fixes_total": fixes_total,
         "task_rows": task_rows(c, limits, style),
         "rubric_rows": rubric_rows(c, style),
+        "metric_rows": metric_rows(c, limits, style),
         "system_files": system_files(c, limits, style),
         "system_total": len(c.system_diff.files) if c.system_diff else 0,
         "chart": chart(c, limits),

@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gate.checks import plan_checks
+from gate.checks import plan_case
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.report.io import dump_line, read_report, report_paths, write_report, write_summary
@@ -72,7 +72,7 @@ def extend_side(request: RunRequest) -> Summary:
         def one(case_id: str) -> list[Attempt]:
             _, case = by_id[case_id]
             start = previous[case_id].repeats
-            checks = plan_checks(case.expect)
+            checks = plan_case(case)
             return [run_attempt(case, start + k, system, checks, ctx, options) for k in range(more)]
 
         with ThreadPoolExecutor(max_workers=options.concurrency) as pool:

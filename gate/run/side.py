@@ -19,6 +19,7 @@ from gate.checks.base import PythonCheckRunner
 from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
+from gate.inputs.paths import display_path
 from gate.inputs.shard import Shard, select_shard
 from gate.providers.cache import resolve_cache_dir
 from gate.report.io import ReportWriter
@@ -68,12 +69,12 @@ class RunRequest:
     answers: Path | None = None  # recorded answers (a replay file) instead of the system
 
     @property
-    def judging_root(self) -> Path:
-        return (self.checks_root or self.root).resolve()
-
-    @property
     def own(self) -> LoadedConfig:
         return self.system_config or self.loaded
+
+    @property
+    def judging_root(self) -> Path:
+        return (self.checks_root or self.root).resolve()
 
 
 def wanted_ids(path: Path) -> list[str]:
@@ -87,17 +88,29 @@ def wanted_ids(path: Path) -> list[str]:
 
 def suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     """The suite's cases, read from the config's checkout (the base's, in the PR flow)."""
-    cases = read_suite_cases(loaded, suite)
-    if not cases:
-        raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
-    _require_services(loaded, cases)
-    return cases
+    return _checked(loaded, suite, read_suite_cases(loaded, suite))
 
 
 def read_suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
-    """The cases `suite.cases` names, shown by their path in the config's repository."""
+    """The cases of `suite` (its case files, or its promptfoo config's tests), shown by their
+    path in the config's repository."""
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
-    return load_cases(suite.cases, loaded.base_dir, display_root)
+    if suite.promptfoo is not None:
+        from gate.inputs.promptfoo_suite.suites import suite_cases as promptfoo_suite_cases
+
+        return promptfoo_suite_cases(loaded.path, suite)
+    try:
+        cases = load_cases(suite.cases or [], loaded.base_dir, display_root)
+    except InputError as exc:
+        if exc.key != "cases" or exc.line is not None:
+            raise
+        raise InputError(  # no file matched: named at the suite's `cases:` line
+            f"suite {suite.name!r}: {exc.message}",
+            file=display_path(loaded.path, display_root),
+            line=loaded.suite_line(suite.name, "cases"),
+            key="cases",
+        ) from None
+    return cases
 
 
 def added_cases(
@@ -110,7 +123,7 @@ def added_cases(
     no_judge = measuring.config.judge is None
 
     def judgeable(case: Case) -> bool:
-        if no_judge and case.expect.rubric:
+        if no_judge and (case.expect.rubric or any(a.grader is None for a in case.graded)):
             return False
         return not python_check_problems(measuring, checks_root, [case])
 
@@ -133,6 +146,13 @@ def measured_cases(request: RunRequest) -> list[Case]:
     return cases
 
 
+def _checked(loaded: LoadedConfig, suite: SuiteConfig, cases: list[Case]) -> list[Case]:
+    if not cases:
+        raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
+    _require_services(loaded, cases)
+    return cases
+
+
 def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
     if loaded.config.judge is None:
         needing = [c for c in cases if c.expect.rubric]
@@ -142,6 +162,16 @@ def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
                 file=needing[0].file,
                 line=needing[0].line,
                 key="expect.rubric",
+            )
+        ungraded = [c for c in cases if any(a.grader is None for a in c.graded)]
+        if ungraded:
+            raise InputError(
+                f"case {ungraded[0].id!r} has an `llm-rubric` assertion but no grader: name one "
+                "in the promptfoo config (`defaultTest.options.provider`) or set `judge` in "
+                "gate.yml",
+                file=ungraded[0].file,
+                line=ungraded[0].line,
+                key="assert",
             )
 
 
@@ -194,13 +224,13 @@ def open_services(
 
             sandbox = own_sandbox(request.loaded, request.system_config)
             ctx.sandbox = stack.enter_context(open_sandbox(sandbox, env.root))
-        targets = sorted({t for c in cases for t in c.expect.python})
+        targets = sorted({t for c in cases for t in c.python_targets})
         if targets:
-            ctx.python = stack.enter_context(python_checks_sandbox(request, env, targets))
-        if config.judge is not None and any(c.expect.rubric for c in cases):
-            from gate.checks.judge import open_judge
-
-            ctx.judge = stack.enter_context(open_judge(config.judge, env))
+            sources = {
+                k: v for c in cases if c.assertions for k, v in c.assertions.python_sources.items()
+            }
+            ctx.python = stack.enter_context(python_checks_sandbox(request, env, targets, sources))
+        open_judges(stack, ctx, config, cases, env)
         yield system, ctx
 
 
@@ -212,8 +242,27 @@ def _system(request: RunRequest, suite: SuiteConfig, env: SystemEnv) -> System:
     return build_system(suite.system, env)
 
 
+def open_judges(
+    stack: ExitStack, ctx: CheckContext, config: GateConfig, cases: list[Case], env: SystemEnv
+) -> None:
+    """gate.yml's judge when a case asks it, and each `llm-rubric` grader the cases name."""
+    graded = [a for c in cases for a in c.graded]
+    asked = any(c.expect.rubric for c in cases) or any(a.grader is None for a in graded)
+    if not (asked or graded):
+        return
+    from gate.checks.judge import grader_config, open_judge
+
+    if config.judge is not None and asked:
+        ctx.judge = stack.enter_context(open_judge(config.judge, env))
+    for assertion in graded:
+        spec = assertion.grader
+        if spec is not None and spec.key not in ctx.graders:
+            judge = open_judge(grader_config(spec), env, role=f"grader {spec.model}")
+            ctx.graders[spec.key] = stack.enter_context(judge)
+
+
 def python_checks_sandbox(
-    request: RunRequest, env: SystemEnv, targets: list[str]
+    request: RunRequest, env: SystemEnv, targets: list[str], sources: dict[str, str] | None = None
 ) -> AbstractContextManager[PythonCheckRunner]:
     """The sandbox of the team's own checks: the measuring config's, whole (its limits and its
     `sandbox.pythonpath`, the checks' SDK) but with no prelude (that is for generated code),
@@ -222,7 +271,7 @@ def python_checks_sandbox(
 
     limits = request.loaded.config.sandbox.model_copy(update={"prelude": ""})
     modules = [target.partition(":")[0] for target in targets]
-    return open_sandbox(limits, request.judging_root, modules)
+    return open_sandbox(limits, request.judging_root, modules, sources)
 
 
 def build_meta(
