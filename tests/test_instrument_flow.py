@@ -13,6 +13,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -462,3 +464,47 @@ def test_answers_committed_to_the_cache_folder_are_refused(project: Author) -> N
         "the system's; remove them from git (the cache writes a .gitignore of its own)"
     ]
     assert not (project.path / "reports").exists()
+
+
+PROMPTFOO = """
+prompts:
+  - file://prompts/answer.txt
+providers:
+  - openai:chat:gpt-4o-mini
+tests:
+  - description: capital
+    vars: {city: Paris}
+    assert: [{type: icontains, value: paris}]
+  - description: second city
+    vars: {city: Lyon}
+    assert: [{type: icontains, value: lyon}]
+"""
+
+
+def test_a_promptfoo_suite_is_measured_by_the_bases_tests(tmp_path: Path) -> None:
+    """A promptfoo suite's tests are its cases: a PR that breaks one and deletes it from the
+    config is still measured by the base's."""
+    from helpers.promptfoo_suites import gate_env, say_model
+    from helpers.servers.model_server import ModelServer
+
+    files = {
+        "gate.yml": "suites:\n  - name: cities\n    promptfoo: evals/promptfooconfig.yaml\n",
+        "evals/promptfooconfig.yaml": PROMPTFOO,
+        "evals/prompts/answer.txt": "SAY: I like {{ city }}\n",
+    }
+    project = make_project(tmp_path / "repo", files)
+    kept = PROMPTFOO.split("  - description: second city")[0]
+    project.write(
+        {"evals/prompts/answer.txt": "SAY: I like Paris\n", "evals/promptfooconfig.yaml": kept}
+    )
+    with ModelServer(responder=say_model) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "gate", "check", "--base", "main", "--format", "markdown"],
+            cwd=project.path, env=gate_env(server, project.path), capture_output=True,
+            text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    top = visible(done.stdout)
+    assert "❌ **Eval Gate: fail** (cities)" in top and "second city" in top
+    assert "removes 1 case \\(second city\\) from the case files" in top
+    assert "this PR would read: pass" in top
