@@ -69,6 +69,10 @@ class FlowPlan:
     suites: tuple[SuitePlan, ...]
     render: RenderContext
     head_policy: Policy
+    # The PR's own comment templates when others render its comment: rendered as well, their
+    # output thrown away, so that a template that breaks is the PR's bad input now (exit 2),
+    # not every later PR's after the merge.
+    head_templates: TemplateSet | None = None
 
     @property
     def runnable(self) -> list[SuitePlan]:
@@ -77,13 +81,14 @@ class FlowPlan:
 
 def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
-    refuse_planted_answers(request)
     baseline = read_baseline(revisions.repo, revisions.base_sha, head)
     threshold, severities = request.overrides.threshold, request.overrides.block_severities
     policy = flow_policy(baseline, head, threshold=threshold, block_severities=severities)
     templates = comment_templates(head, revisions.repo.root)
     shown = base_templates(request, baseline, templates)
     suites = plan_suites(request, baseline)
+    if any(s.runs for s in suites):  # answers are read: none may be the repository's
+        refuse_planted_answers(request)
     validate_head(request, [s for s in suites if s.runs], templates)
     return FlowPlan(
         request=request,
@@ -95,6 +100,7 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
         head_policy=Policy.from_config(
             head.config, threshold=threshold, block_severities=severities
         ),
+        head_templates=templates if templates is not None and templates != shown else None,
     )
 
 
@@ -176,9 +182,10 @@ def cache_dir(request: FlowRequest) -> Path:
 
 
 def refuse_planted_answers(request: FlowRequest) -> None:
-    """A response cache inside the repository that holds files git tracks stops the flow
-    (exit 2) before anything runs: a PR could commit answers there for its own requests,
-    which the head side would then take for its system's."""
+    """A response cache inside the repository that holds files git tracks stops a flow that
+    runs a suite (exit 2) before anything runs: a PR could commit answers there for its own
+    requests, which the head side would then take for its system's. (A flow that runs
+    nothing reads no answer: committed ones are no change, and it is skipped.)"""
     repo = request.revisions.repo
     folder = relative_posix(cache_dir(request), repo.root)
     if folder is None:

@@ -219,6 +219,9 @@ def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> list[SuiteOutcome]
         comparison = accept(comparison, plan.policy.accept_label, request.labels)
         ctx = plan.render.model_copy(update={"suite": suite.name})
         markdown, summary = render_comment(comparison, ctx), render_summary(comparison, ctx)
+        if plan.head_templates is not None:  # the PR's own: they must render too (see plan)
+            own = ctx.model_copy(update={"templates": plan.head_templates})
+            render_comment(comparison, own), render_summary(comparison, own)
         changed = tuple(str(c) for c in suite.changes)
         result.append(
             SuiteOutcome(suite.name, comparison, markdown, summary, changed, reports, ctx)
