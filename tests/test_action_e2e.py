@@ -271,8 +271,12 @@ def test_a_pr_template_that_reads_the_environment_fails_on_its_own_file(world: W
 
 
 def test_a_pr_template_that_probes_and_claims_pass_gets_the_real_verdict(world: World) -> None:
-    world.base()
-    world.pr({**TEMPLATED_REGRESSION, "tpl/comment.md.j2": PROBING, "tpl/summary.md.j2": PROBING})
+    """A template merged before (the base's templates render a PR's comment) that probes and
+    claims a pass: the PR that regresses gets the real verdict line and no secret."""
+    templated = {**TEMPLATED_REGRESSION, "tpl/comment.md.j2": PROBING, "tpl/summary.md.j2": PROBING}
+    world.base({**project_files("base", WORDS), "gate.yml": templated["gate.yml"],
+                "tpl/comment.md.j2": PROBING, "tpl/summary.md.j2": PROBING})  # fmt: skip
+    world.pr({k: v for k, v in templated.items() if not k.startswith(("tpl/", "gate.yml"))})
     code, log, summary, outputs = run_action(world)
     assert code == 1, log
     (comment,) = world.comments()

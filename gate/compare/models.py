@@ -57,6 +57,9 @@ class CaseChange(BaseModel):
     file: str = ""
     line: int = 0
     index: int = 0
+    added_by_pr: bool = Field(
+        False, description="a case the PR adds: asked of both sides, outside the delta"
+    )
 
     @property
     def statuses(self) -> tuple[Status | None, Status | None]:
@@ -141,8 +144,13 @@ class Comparison(BaseModel):
     new_errors: list[str] = Field(default_factory=list, description="pass -> error")
     fixes: list[str] = Field(default_factory=list, description="not passing -> pass")
     still_failing: list[str] = Field(default_factory=list, description="not passing -> fail")
-    added: list[str] = Field(default_factory=list)
-    removed: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list, description="only in the head report")
+    removed: list[str] = Field(default_factory=list, description="only in the base report")
+    added_by_pr: list[str] = Field(
+        default_factory=list,
+        description="cases the PR adds, asked of both sides: outside the rates and the delta; "
+        "a blocking one failing on head blocks",
+    )
     blocker_failures: list[str] = Field(
         default_factory=list, description="blocking-severity cases not passing on head"
     )

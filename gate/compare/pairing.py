@@ -1,7 +1,10 @@
 """Pair the base and head reports of one suite by id over the head's suite: what changed.
 
 Pure: reports in, a `Comparison` out. Cases only in base are `removed`, cases only in
-head are `added`, and pass rates and their delta are over the paired cases.
+head are `added`, and pass rates and their delta are over the paired cases. A paired case
+marked `added` (one the PR adds, asked of both sides) is kept apart, `added_by_pr`: it is in
+no rate, delta, test or budget, and only its blocking failures and errors count, so an added
+case can make the verdict stricter and never offset a drop.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ def case_change(
     head: CaseResult | None,
     policy: Policy,
     estimate: tuple[float, float] | None = None,
+    *,
+    added_by_pr: bool = False,
 ) -> CaseChange:
     """What the comparison keeps of one case; held-out cases lose everything but outcomes.
     `estimate`: the two sides' pass fractions when they are not the plain ones (repeats: auto)."""
@@ -97,6 +102,7 @@ def case_change(
         base=_side(base, base_fraction, heldout=heldout) if base else None,
         head=_side(head, head_fraction, heldout=heldout) if head else None,
         index=source.index,
+        added_by_pr=added_by_pr,
         **({} if heldout else {"file": source.file, "line": source.line}),
     )
 
@@ -119,7 +125,9 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         base = Report(meta=RunMeta(label="base", suite=head.meta.suite), results=[], path=head.path)
     base_by_id = {r.id: r for r in base.results}
     head_ids = {r.id for r in head.results}
-    pairs = [(base_by_id[r.id], r) for r in head.results if r.id in base_by_id]
+    both = [(base_by_id[r.id], r) for r in head.results if r.id in base_by_id]
+    pairs = [(b, h) for b, h in both if not h.added]
+    by_pr = [(b, h) for b, h in both if h.added]
     added = [r for r in head.results if r.id not in base_by_id]
     removed = [r for r in base.results if r.id not in head_ids]
 
@@ -134,6 +142,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         for b, h in pairs
         if not (b.passed and h.passed) or b.flaky or h.flaky  # unchanged passes: counted only
     ]
+    changed += [case_change(b, h, policy, added_by_pr=True) for b, h in by_pr]
     changed += [case_change(None, r, policy) for r in added]
     changed += [case_change(r, None, policy) for r in removed]
     lists, changes = sort_into_lists(changed, repeated=repeated)
@@ -180,7 +189,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         significant=stats.significant,
         statistics=stats,
         power=power,
-        tasks=task_deltas(pairs, added, removed, lists, estimates),
+        tasks=task_deltas(pairs, [*added, *(h for _, h in by_pr)], removed, lists, estimates),
         metrics=metric_rates(pairs),
         base=base_totals,
         head=head_totals,

@@ -43,7 +43,7 @@ def budget(config: GateConfig, cases: int) -> int:
 
 def _paired(base: Report, head: Report) -> list[tuple[CaseResult, CaseResult]]:
     by_id = {r.id: r for r in base.results}
-    return [(by_id[h.id], h) for h in head.results if h.id in by_id]
+    return [(by_id[h.id], h) for h in head.results if h.id in by_id and not h.added]
 
 
 def _diffs(
@@ -153,10 +153,12 @@ def start(config: GateConfig, base: Report, head: Report) -> Round:
     return Round(auto_plan(config), budget(config, len(pairs)), {h.id for _, h in pairs})
 
 
-def spend(plan: FlowPlan, sides: Sequence[Side], env: Mapping[str, str]) -> None:
+def spend(
+    plan: FlowPlan, sides: Sequence[Side], env: Mapping[str, str], config: GateConfig
+) -> None:
     """Run the rounds after round 0 for the suite (or the shard of it) of `sides`, judged by
-    the flow's policy; see the module doc."""
-    config, policy, stream = plan.request.config.config, plan.policy, plan.request.io.stream
+    the flow's policy under the measuring gate.yml's plan (the base's); see the module doc."""
+    policy, stream = plan.policy, plan.request.io.stream
     suite = sides[0].suite
     paths = {side.name: side.report for side in sides}
     base, head = read_report(paths["base"]), read_report(paths["head"])

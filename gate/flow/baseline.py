@@ -1,8 +1,9 @@
 """The base's own `gate.yml`, read from the base commit.
 
-It decides two things the head may not: which suites have a baseline (a suite the base's
-config lacks is new: the head runs alone), and the policy that judges the PR (a PR cannot
-relax the gate that judges it). Each base suite's `system` block is what the base side runs.
+It decides what the head may not: which suites have a baseline (a suite the base's config
+lacks is new: the head runs alone; one the head's lacks was removed or renamed), what
+measures them (`gate.flow.instrument`: the base's gate.yml, read again in its checkout), and
+the policy that judges the PR (a PR cannot relax the gate that judges it).
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ class Baseline:
         if self.shared or self.problem:
             return True  # a shared config has every suite; a broken one errs when run
         return self.loaded is not None and any(s.name == name for s in self.loaded.config.suites)
+
+    @property
+    def suites(self) -> list[str]:
+        """The base's own suites (none when it shares the head's config or has none)."""
+        if self.shared or self.loaded is None:
+            return []
+        return [s.name for s in self.loaded.config.suites]
 
     def config_in(self, base_root: Path) -> Path | None:
         """The base's gate.yml in the base checkout, for the base side's `--system-config`."""

@@ -22,10 +22,16 @@ from gate.report.io import read_report
 @dataclass(frozen=True)
 class SuiteRun:
     """What the sides of a suite left: how each run ended (one per side, or per side and
-    shard) and where each side's whole report is."""
+    shard) and where each side's whole report is; what the PR changes in the instrument and
+    what the head's would say (`gate.flow.instrument`, `gate.flow.rejudge`); or why the base
+    cannot measure (`problem`: nothing ran)."""
 
     statuses: tuple[SideStatus, ...]
     reports: dict[str, Path]
+    instrument: tuple[Finding, ...] = ()
+    head_instrument: Finding | None = None
+    rejudged: tuple[SideStatus, ...] = ()  # how re-judging with the head's instrument ended
+    problem: Finding | None = None
 
 
 def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison | None:
@@ -54,11 +60,15 @@ def judge(
     findings: Sequence[Finding] = (),
 ) -> Comparison:
     """The suite's comparison; `baseline` False: a new suite, the head judged alone.
-    `findings` are the flow's own notes (e.g. what the head's policy would change)."""
+    `findings` are the flow's own notes (e.g. what the head's policy would change), then come
+    the instrument's changes and what the head's instrument would say."""
+    if run.problem is not None:
+        return Comparison(verdict="error", findings=[run.problem, NoBaseResults()], suite=suite)
     failed = failed_comparison(run.statuses, suite)
     if failed is not None:
         return failed
     head = read_report(run.reports["head"], fold_attempts=True)
     base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
     comparison = compare(base, head, policy)
-    return comparison.model_copy(update={"findings": [*comparison.findings, *findings]})
+    extra = [*findings, *run.instrument, *filter(None, [run.head_instrument])]
+    return comparison.model_copy(update={"findings": [*comparison.findings, *extra]})

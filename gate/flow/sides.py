@@ -81,13 +81,20 @@ class Side:
 
     name: Literal["base", "head"]
     root: Path  # the checkout whose system runs
-    config: Path  # the head's gate.yml: cases, checks, judge
+    config: Path  # the measuring gate.yml (the base's): cases, checks, judge, prices, limits
     suite: str
     report: Path  # OUT/LABEL.jsonl
-    system_config: Path | None = None  # the side's own gate.yml (the base's): its system
+    system_config: Path | None = None  # the side's own gate.yml (the head's): its system
     heldout_detail: Path | None = None  # a folder for the full report, held-out cases shown
     shard: Shard | None = None  # only this shard of the suite
     use_cache: bool = True
+    checks_root: Path | None = None  # the checkout whose code judges (the base's)
+    added_cases: Path | None = None  # the gate.yml whose suite adds cases (the head's)
+    cache_dir: Path | None = None  # the one response cache of every side of the flow
+    record: Path | None = None  # write round 0's answers here (for re-judging them)
+    answers: Path | None = None  # re-judge these recorded answers instead of calling
+    cases_from: Path | None = None  # only these cases (with `answers`: the re-judged ones)
+    repeats: int | None = None  # runs per case (with `answers`: round 0's)
     returncode: int | None = field(default=None, init=False)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES), init=False)
 
@@ -129,12 +136,21 @@ def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
         args += ["--shard", str(side.shard)]
     if not side.use_cache:
         args.append("--no-cache")
-    if side.system_config is not None:
-        args += ["--system-config", str(side.system_config)]
-    if side.heldout_detail is not None:
-        args += ["--heldout-detail", str(side.heldout_detail)]
+    paths = {
+        "--system-config": side.system_config,
+        "--heldout-detail": side.heldout_detail,
+        "--checks-root": side.checks_root,
+        "--added-cases": side.added_cases,
+        "--cache-dir": side.cache_dir,
+        "--answers": side.answers,
+    }
+    if more is None:  # round 0: records its answers, takes its own case list and repeats
+        paths |= {"--record": side.record, "--cases-from": side.cases_from}
+    args += [arg for flag, path in paths.items() if path is not None for arg in (flag, str(path))]
     if more is not None:
         args += ["--cases-from", str(more.cases_from), "--append", "--repeats", str(more.repeats)]
+    elif side.repeats is not None:
+        args += ["--repeats", str(side.repeats)]
     return args
 
 

@@ -31,7 +31,7 @@ from gate.flow.sharded import (
     shard_verdict,
 )
 from gate.github import workflow_commands as workflow
-from gate.github.client import GitHubClient
+from gate.github.client import GitHubApiError, GitHubClient
 from gate.github.comments import (
     CommentError,
     CommentTarget,
@@ -40,6 +40,7 @@ from gate.github.comments import (
 )
 from gate.github.events import Activity, BaseSpec, activity_for, load_event
 from gate.github.inputs import ActionSettings, read_settings
+from gate.github.labels import pr_labels
 from gate.github.response_cache import cache_environ, hand_over, tidy_cache
 from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.paths import relative_posix
@@ -151,6 +152,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             ),
             display=_display(settings, activity, revisions),
             overrides=_overrides(settings),
+            labels=_labels(settings, activity, token, out),
         )
         with workflow.commands_paused(out):
             publish = _run_mode(settings, activity, request, token, out)
@@ -171,6 +173,25 @@ def _display(settings: ActionSettings, activity: Activity, revisions: Revisions)
         run_url=env.run_url,
         report_hint=f"the {REPORTS_DIR} folder of the run",
     )
+
+
+def _labels(
+    settings: ActionSettings, activity: Activity, token: str | None, out: TextIO
+) -> tuple[str, ...]:
+    """The PR's labels now (the API), else as the event gave them (with a warning). A shard
+    job decides no verdict, so it reads none."""
+    if activity.pr_number is None or settings.inputs.mode == "shard":
+        return ()
+    if token:
+        client = GitHubClient(token, settings.env.api_url)
+        try:
+            return pr_labels(client, settings.env.repository, activity.pr_number)
+        except GitHubApiError as exc:
+            why = f"cannot read the PR's labels ({exc.reason}): using the event's"
+            _say(out, workflow.warning(why, title="Eval Gate"))
+        finally:
+            client.close()
+    return activity.labels
 
 
 def _overrides(settings: ActionSettings) -> PolicyOverrides:

@@ -84,6 +84,7 @@ class Case(BaseModel):
     )
     file: str = ""
     line: int = 0
+    added: bool = False  # the PR flow: a case the PR adds, which the base's suite lacks
 
     @property
     def where(self) -> str:

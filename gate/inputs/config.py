@@ -134,6 +134,9 @@ class JudgeConfig(ProviderSettings):
 
 
 class SandboxConfig(ClosedModel):
+    """The sandbox of code checks and `python` checks; in the PR flow its limits are the
+    base's for both sides."""
+
     timeout_s: float = Field(5.0, gt=0, description="Wall-clock limit per code execution")
     memory_mb: int = Field(512, ge=32, description="Address-space limit")
     cpu_s: int | None = Field(None, ge=1, description="CPU-time limit (default: timeout + 1)")
@@ -142,9 +145,13 @@ class SandboxConfig(ClosedModel):
     max_file_mb: int = Field(16, ge=1)
     max_output_kb: int = Field(64, ge=1, description="Captured stdout/stderr per stream")
     pythonpath: list[str] = Field(
-        default_factory=list, description="Folders of the checkout importable by generated code"
+        default_factory=list,
+        description="Folders of the checkout importable by generated code (each side's own in "
+        "the PR flow; the python checks get the base's)",
     )
-    prelude: str = Field("", description="Code run before the candidate, e.g. imports")
+    prelude: str = Field(
+        "", description="Code run before the candidate, e.g. imports (each side's own)"
+    )
     workers: int | None = Field(
         None, ge=1, le=64, description="Parallel executions (default: cores)"
     )
@@ -177,14 +184,18 @@ class SuiteConfig(ClosedModel):
     name: str = "default"
     cases: str | list[str] | None = Field(
         None,
-        description="File, glob or list of them (relative to config): .jsonl, .json, .yaml, .csv",
+        description="File, glob or list of them (relative to config): .jsonl, .json, .yaml, "
+        ".csv. In the PR flow the base's cases measure both sides (by id, as the base defines "
+        "them); cases the PR adds are asked of both and kept out of the delta",
     )
     promptfoo: str | None = Field(
         None,
         description="A promptfoo config (relative to gate.yml) instead of cases and system: its "
         "tests are the cases, each prompt and provider a suite (docs/promptfoo.md)",
     )
-    system: SystemConfig
+    system: SystemConfig = Field(
+        description="The system under test; in the PR flow each side runs its own"
+    )
     watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
 
     @model_validator(mode="after")
@@ -204,7 +215,10 @@ class SuiteConfig(ClosedModel):
 class GateConfig(PolicyKeys):
     """`gate.yml`: the policy's keys at the top level, then what runs and how."""
 
-    watch: list[str] = Field(default_factory=list, description="Globs; a PR touching none skips")
+    watch: list[str] = Field(
+        default_factory=list,
+        description="Globs; a PR touching none skips (one that narrows it is named in the comment)",
+    )
     repeats: Annotated[int, Field(ge=1, le=100)] | Literal["auto"] = Field(
         1,
         description="Runs per case and side; auto: the gate decides, in rounds, and stops when "
@@ -223,14 +237,21 @@ class GateConfig(PolicyKeys):
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")
     suites: list[SuiteConfig] = Field(min_length=1)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
-    judge: JudgeConfig | None = None
-    prices: dict[str, Price] = Field(default_factory=dict)
+    judge: JudgeConfig | None = Field(
+        None, description="The model that scores expect.rubric; in the PR flow the base's"
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="USD per million tokens per model; in the PR flow the base's price both "
+        "sides (a model they lack is unmeasured, not free)",
+    )
     cache: CacheConfig = Field(default_factory=CacheConfig)
     templates: str | None = Field(
         None,
         description="Folder of jinja2 templates extending or replacing the PR comment's body. "
         "They render in a sandbox (no environment, files or Python internals); the marker and "
-        "the verdict line are the gate's, above what they render",
+        "the verdict line are the gate's, above what they render. In the PR flow the base "
+        "commit's render the comment",
     )
 
     @field_validator("repeats", mode="wrap")

@@ -63,6 +63,13 @@ class PolicyKeys(BaseModel):
         default_factory=Budgets,
         description="Cost, token and latency increases that fail the PR (none by default)",
     )
+    accept_label: str | None = Field(
+        "eval-gate: accept",
+        min_length=1,
+        description="A PR label that turns a fail into an accepted pass (exit 0), which the "
+        "comment records with what would have failed (an error is never accepted); the base's "
+        "value counts. null: no way out",
+    )
 
 
 class Policy(PolicyKeys):

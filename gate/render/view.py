@@ -17,6 +17,7 @@ from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.headline import (
     ICONS,
+    accepted_by,
     auto_line,
     context_line,
     delta_digits,
@@ -263,6 +264,7 @@ def template_context(
         "delta_digits": delta_digits(c),
         "version": __version__,
         "verdict_icon": Md(ICONS[c.verdict]),
+        "accepted": accepted_by(c) is not None,
         "headline_parts": headline_parts(c),
         "reason_headline": reason_headline(c),
         "context_line": context_line(c, ctx, style),

@@ -167,6 +167,11 @@ class CaseResult(BaseModel):
         "(rule), or the flow stopped spending (flow)",
     )
     judge: JudgeUsage | None = None
+    added: bool = Field(
+        False,
+        description="a case the PR adds (the base's suite lacks it): asked of both sides, "
+        "kept out of the pass-rate delta",
+    )
     file: str = ""
     line: int = 0
     index: int = 0

@@ -150,6 +150,7 @@ def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
         flaky=len(counts) > 1,
         attempts=attempts if len(attempts) > 1 else [],
         judge=total_judge(a.judge for a in attempts),
+        added=case.added,
         file=case.file,
         line=case.line,
         index=index,
