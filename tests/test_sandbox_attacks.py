@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import gate.sandbox.zygote.harness
+from gate.errors import CheckInfraError
 from gate.inputs.cases import Case
 from gate.inputs.config import SandboxConfig
 from gate.inputs.expect import Expect
@@ -450,3 +451,133 @@ def test_libraries_that_peek_at_frames_still_work(sandbox: Sandbox) -> None:
     )
     found = verdicts(sandbox, code)
     assert found["hidden:add(2, 3)"] == (True, "") and found["test:test_add"] == (True, "")
+
+
+# --- the side's own code: its SDK and prelude are the checkout's (the pull request's) -------
+
+SDK_TESTS = """\
+def test_area():
+    assert area(2, 2) == 5
+
+def test_close():
+    assert abs(area(2, 2) - 5) < 0.01
+"""
+WRONG_AREA = "def area(w, h):\n    return w * h\n"  # 4, never 5
+FORGE_IN_ZYGOTE = """\
+import gate.sandbox.zygote.job as job
+real = job.parse_frames
+
+def forged(data, nonce):
+    records, problem = real(data, nonce)
+    passed = {"test": lambda r: ("test", r[1], True, ""), "tests": lambda r: ("tests", True, "")}
+    return [passed.get(r[0], lambda r: r)(r) for r in records], problem
+
+job.parse_frames = forged
+"""
+PATCH_BUILTINS = """\
+import builtins
+
+class Small(float):
+    def __lt__(self, other):
+        return True
+
+builtins.abs = lambda value: Small(0)
+"""
+# Reads the frames of whoever imports it: the harness's, if it ran before the audit hook.
+SPY = """\
+import sys
+try:
+    sys._getframe(1)
+    FRAMES = True
+except ValueError:
+    FRAMES = False
+"""
+
+
+def sdk_verdicts(
+    tmp_path: Path, modules: dict[str, str], answer: str, tests: str, prelude: str = ""
+) -> dict[str, tuple[bool | None, str]]:
+    root = tmp_path / "checkout"
+    (root / "sdk").mkdir(parents=True)
+    for name, source in modules.items():
+        (root / "sdk" / name).write_text(source)
+    config = SandboxConfig(timeout_s=3, pythonpath=["sdk"], prelude=prelude)
+    with open_sandbox(config, root) as opened:
+        results = opened.run_code_checks(
+            answer, Case(id="c", task="t", expect=Expect(test_code=tests))
+        )
+    return {r.name: (r.passed, r.detail) for r in results}
+
+
+def test_an_sdk_imported_by_the_prelude_cannot_rewrite_how_the_evidence_is_read(
+    tmp_path: Path,
+) -> None:
+    found = sdk_verdicts(
+        tmp_path, {"finlib.py": FORGE_IN_ZYGOTE}, WRONG_AREA, SDK_TESTS, "import finlib"
+    )
+    assert passed(found) == [], found
+    assert found["test:test_area"][1].startswith("AssertionError: assert area(2, 2) == 5")
+
+
+def test_builtins_the_prelude_patches_fail_the_passes_they_would_rig(tmp_path: Path) -> None:
+    modules = {"finlib.py": PATCH_BUILTINS}
+    wrong = sdk_verdicts(tmp_path / "wrong", modules, WRONG_AREA, SDK_TESTS, "import finlib")
+    assert passed(wrong) == [], wrong
+    right = sdk_verdicts(
+        tmp_path / "right", modules, "def area(w, h):\n    return 5\n", SDK_TESTS, "import finlib"
+    )
+    assert right["test:test_close"] == (
+        False,
+        "passed, but the code modified builtins.abs, which the tests rely on",
+    )
+
+
+def test_a_folder_of_the_sdk_cannot_replace_a_standard_module(tmp_path: Path) -> None:
+    planted = tmp_path / "planted"
+    shadow = f"open({str(planted)!r}, 'w').write('ran')\ndef mean(values):\n    return 5\n"
+    tests = "import statistics\n\ndef test_mean():\n    assert statistics.mean([1, 2, 3]) == 2\n"
+    found = sdk_verdicts(
+        tmp_path, {"statistics.py": shadow, "finlib.py": "X = 1\n"}, "", tests, "import finlib"
+    )
+    assert found["test:test_mean"] == (True, "")
+    assert not planted.exists()  # the zygote imported the standard library's own
+
+
+def test_the_sdk_runs_under_the_audit_hook_whoever_imports_it(tmp_path: Path) -> None:
+    tests = "import spy\n\ndef test_no_frames():\n    assert spy.FRAMES is False\n"
+    by_tests = sdk_verdicts(tmp_path / "tests", {"spy.py": SPY}, "", tests)
+    by_prelude = sdk_verdicts(tmp_path / "prelude", {"spy.py": SPY}, "", tests, "import spy")
+    assert by_tests["test:test_no_frames"] == (True, "")
+    assert by_prelude["test:test_no_frames"] == (True, "")
+
+
+def test_a_failing_prelude_of_the_sdk_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    with pytest.raises(CheckInfraError, match=r"sandbox\.prelude failed: ZeroDivisionError"):
+        sdk_verdicts(tmp_path, {"finlib.py": "X = 1 / 0\n"}, "", SDK_TESTS, "import finlib")
+
+
+# Without a prelude the candidate's module used to get the harness's private builtins as
+# `__builtins__`: replacing `id` there made every comparison's check think it saw an `int`.
+PRIVATE_BUILTINS = (
+    "class Anything:\n"
+    "    def __eq__(self, other):\n        return True\n"
+    "    __hash__ = None\n"
+    "int_id = id(int)\n"
+    "try:\n    __builtins__['id'] = lambda value: int_id\n"
+    "except TypeError:\n    pass\n"
+    "def area(w, h):\n    return Anything()\n"
+)
+
+
+def test_candidate_code_never_gets_the_harness_builtins(tmp_path: Path) -> None:
+    with open_sandbox(SandboxConfig(timeout_s=3), tmp_path) as opened:
+        results = opened.run_code_checks(
+            PRIVATE_BUILTINS, Case(id="c", task="t", expect=Expect(test_code=SDK_TESTS))
+        )
+        found = {r.name: (r.passed, r.detail) for r in results}
+        honest = opened.run_code_checks(
+            "import builtins\nassert __builtins__ is builtins\ndef area(w, h):\n    return 5\n",
+            Case(id="c", task="t", expect=Expect(test_code=SDK_TESTS)),
+        )
+    assert passed(found) == [], found
+    assert [r.passed for r in honest] == [True, True], honest

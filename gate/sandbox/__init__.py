@@ -27,6 +27,7 @@ Where each file runs:
       fsview.py           the minimal read-only filesystem view (mounts, pivot_root)
       linux.py            system calls `os` lacks (ctypes): unshare, mount, setns, prctl
       harness.py          in the job's child: runs the candidate and the tests, writes evidence
+      sdk.py              in the job's child: the side's pythonpath and prelude, under the hook
       rewrite.py          the test code rewritten to compare through `safe_compare`
       safe_compare.py     comparisons, truth tests and plain copies candidate code cannot rig
       guard.py            the audit hook and the lock-down of the interpreter

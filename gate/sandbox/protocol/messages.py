@@ -49,7 +49,6 @@ class Hello(BaseModel):
     type: Literal["hello"]
     pid: int
     mode: IsolationMode
-    prelude_error: str | None = None
 
 
 class Outcome(BaseModel):

@@ -102,8 +102,12 @@ def protected_objects() -> frozenset[int]:
     return frozenset(id(o) for o in gc.get_objects() if isinstance(o, kinds))
 
 
-def install(main_thread: int, protected: frozenset[int], roots: tuple[str, ...]) -> list[bool]:
+def install(
+    main_thread: int, protected: frozenset[int], roots: tuple[str, ...], more: set[int]
+) -> list[bool]:
     """Install the hook; returns its switch `[active, trusted_window]`, kept by the harness.
+    `more` are protected too: the SDK's functions and modules, added once the job's prelude
+    ran (see `gate.sandbox.zygote.sdk`).
 
     `roots` are the folders trusted for compiled code (`.pyc`): hand-made bytecode is not
     verified by CPython and could read the harness's memory, so code objects are only ever
@@ -117,7 +121,7 @@ def install(main_thread: int, protected: frozenset[int], roots: tuple[str, ...])
         if inside[0] == _get_ident():
             return
         if event in SETATTR_EVENTS:
-            if args[1] == "__code__" or id(args[0]) in protected:
+            if args[1] == "__code__" or id(args[0]) in protected or id(args[0]) in more:
                 raise PermissionError(f"sandbox: changing {args[1]} of this object is disabled")
         elif event == "object.__getattr__":
             if args[1] in FRAME_ATTRIBUTES:

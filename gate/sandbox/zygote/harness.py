@@ -41,6 +41,7 @@ from gate.sandbox.zygote.guard import install
 from gate.sandbox.zygote.isolate import EVIDENCE_FD
 from gate.sandbox.zygote.rewrite import imported_modules, strict_tree
 from gate.sandbox.zygote.safe_compare import begin, helpers, plain, set_trusted
+from gate.sandbox.zygote.sdk import load
 from gate.sandbox.zygote.tamper import changed, record_modules
 
 PRIVATE_STATE = ("_CONTEXT",)
@@ -65,17 +66,19 @@ _STDOUT = sys.stdout
 _STDERR = sys.stderr
 
 CANDIDATE = "<candidate>"
+PRELUDE = "<prelude>"
 TEST = "<test>"
 CALL = "<call>"
 MESSAGE_LIMIT = 500
 VALUE_LIMIT = 1_000_000  # bytes of marshalled plain data per hidden-call value
 
 
-def prepare(
-    template: dict[str, Any], snapshot: Any, trusted: dict[int, Any], info: dict[str, Any]
-) -> None:
-    """In the zygote, before any candidate: what every job's child starts from."""
-    _CONTEXT["template"] = template
+def prepare(snapshot: Any, trusted: dict[int, Any], info: dict[str, Any]) -> None:
+    """In the zygote, before any code of the side's: what every job's child starts from. The
+    prelude is only compiled here; each job runs it (see `gate.sandbox.zygote.sdk`)."""
+    prelude = info["prelude"]
+    _CONTEXT["prelude"] = _compile(prelude, PRELUDE, "exec") if prelude.strip() else None
+    _CONTEXT["paths"] = tuple(info["import_paths"])
     _CONTEXT["snapshot"] = snapshot
     _CONTEXT["builtins"] = dict(__builtins__)  # type: ignore[arg-type]  # a dict outside __main__
     _CONTEXT["helpers"] = helpers()
@@ -111,19 +114,21 @@ def _run(job: dict[str, Any], emit: Any) -> None:
     if job.get("kind") == "check":
         _run_check(job, emit)
         return
+    watched = _CONTEXT["snapshot"]
+    tests, imports, found = None, [], []
+    if job["test_code"] is not None:  # the installation's modules: the side's are not found yet
+        tests, imports = job["prepared_tests"]
+        found = _import_quietly(imports)
+        watched += record_modules(found)
+    namespace, sdk, switch = _enter_side(True)
+    watched += sdk
+    if tests is not None:  # the SDK's, imported under the hook
+        watched += record_modules(_import_quietly([n for n in imports if n not in found]))
+    _CONTEXT["watched"] = watched
     emit(("ready",))  # before the compiler sees the candidate: whatever it does next is its own
     code, compile_error = _compile(job["code"], CANDIDATE, "exec")
     emit(("compile", code is not None, compile_error))
     calls = [_compile(call, CALL, "eval")[0] for call in job["calls"]]
-    tests = None
-    watched = _CONTEXT["snapshot"]
-    if job["test_code"] is not None:
-        tests, imports = job["prepared_tests"]
-        watched += record_modules(_import_quietly(imports))
-    _CONTEXT["watched"] = watched
-    namespace = dict(_CONTEXT["template"])
-    switch = install(_get_ident(), _CONTEXT["protected"], _CONTEXT["code_roots"])
-    switch[0] = True
 
     broken = f"the code does not compile: {compile_error}" if code is None else ""
     if code is not None:
@@ -152,11 +157,10 @@ def _run(job: dict[str, Any], emit: Any) -> None:
 def _run_check(job: dict[str, Any], emit: Any) -> None:
     """The team's check: imported and called with the switch on, like candidate code (its
     module comes from the pull request under test, and the data it reads is model output)."""
+    _, _, switch = _enter_side(False)
     emit(("ready",))
     module_name, _, function_name = job["target"].partition(":")
     _CONTEXT["watched"] = _CONTEXT["snapshot"]
-    switch = install(_get_ident(), _CONTEXT["protected"], _CONTEXT["code_roots"])
-    switch[0] = True
     function, error = _load(module_name, function_name, switch)
     emit(("import", function is not None, error))
     if function is None:
@@ -166,6 +170,23 @@ def _run_check(job: dict[str, Any], emit: Any) -> None:
     _flush_output()
     emit(("clean", _tampered()))
     emit(("done", _finish()))
+
+
+def _enter_side(record: bool) -> tuple[dict[str, Any], tuple[Any, ...], list[bool]]:
+    """The hook on, then the side's own code: its folders on the path, its prelude run (see
+    `gate.sandbox.zygote.sdk`). The namespace the candidate starts from, what to watch in the
+    SDK, and the hook's switch."""
+    more: set[int] = set()
+    switch = install(_get_ident(), _CONTEXT["protected"], _CONTEXT["code_roots"], more)
+    switch[0] = True
+    namespace, sdk, ids = load(
+        _CONTEXT["prelude"],
+        _CONTEXT["paths"],
+        lambda code, names: _execute(code, names, switch),
+        record=record,
+    )
+    more.update(ids)
+    return namespace, sdk, switch
 
 
 def _load(module_name: str, function_name: str, switch: list[bool]) -> tuple[Any, str]:

@@ -1,14 +1,15 @@
 """The zygote: a warm, single-threaded Python process; one forked child per job.
 
 Started by `gate.sandbox.host.zygote_process` with a clean environment, it isolates its
-network once, imports what candidates commonly use (and every builtin module), runs the
-prelude, locks the interpreter down, takes the tamper snapshot, finds out which protections
+network once, imports what candidates commonly use (and every builtin module), locks the
+interpreter down, takes the tamper snapshot of the builtins, finds out which protections
 this machine allows, enters its read-only filesystem view, and forks its fork server (which
 forks the jobs). Then it serves jobs from stdin and answers on stdout; its event loop
 (`supervisor`) watches every running job: pipes, exit and deadline. A fork costs a
 millisecond or two where a fresh interpreter costs tens, and every job still gets its own
 process, namespaces and uid. It imports only the standard library, so it starts in a
-fraction of a second.
+fraction of a second, and it never runs code of the checkout: the side's `sandbox.pythonpath`
+and prelude run in each job (`gate.sandbox.zygote.sdk`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,21 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 from gate.sandbox.protocol import framing
 from gate.sandbox.protocol.boot import MAX_WORKERS, UID_BLOCKS, ZygoteSetup
-from gate.sandbox.zygote import fsview, guard, harness, isolate, job, private, safe_compare, tamper
+from gate.sandbox.zygote import (
+    fsview,
+    guard,
+    harness,
+    isolate,
+    job,
+    private,
+    safe_compare,
+    sdk,
+    tamper,
+)
 from gate.sandbox.zygote.fsview import plan_view
 from gate.sandbox.zygote.supervisor import Supervisor
 
@@ -52,7 +62,7 @@ PRELOAD = (
     "string",
     "typing",
 )
-PRIVATE_MODULES = (harness, safe_compare, tamper, guard)
+PRIVATE_MODULES = (harness, safe_compare, tamper, guard, sdk)
 
 
 def _preload() -> None:
@@ -61,41 +71,27 @@ def _preload() -> None:
             importlib.import_module(name)
 
 
-def _run_prelude(settings: ZygoteSetup) -> tuple[dict[str, Any], str | None]:
-    template: dict[str, Any] = {}
-    if not settings.prelude.strip():
-        return template, None
-    try:
-        exec(compile(settings.prelude, "<prelude>", "exec"), template)
-    except BaseException as exc:
-        last = traceback.extract_tb(exc.__traceback__)[-1:]
-        where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
-        return template, f"{type(exc).__name__}: {exc}{where}"
-    return template, None
-
-
 def boot(settings: ZygoteSetup) -> tuple[job.Machine, dict[str, Any]]:
     """Everything before the first job; returns the machine and the hello message."""
     block = (os.getpid() % UID_BLOCKS) * MAX_WORKERS
     settings = dataclasses.replace(settings, uid_base=settings.uid_base + block)
     root = os.geteuid() == 0
     user_ns, network = isolate.isolate_network()
-    for folder in reversed(settings.import_paths):
-        sys.path.insert(0, folder)
-    _preload()
-    template, prelude_error = _run_prelude(settings)
+    _preload()  # nothing of the side's: its folders and prelude are each job's (see `sdk`)
     guard.lock_down()
     worlds = private.privatize(list(PRIVATE_MODULES))
     classes = tuple(tamper.all_classes())
-    snapshot = tamper.record(settings.import_paths)
+    snapshot = tamper.record_builtins()
     methods = tamper.comparison_methods(list(classes))
     info = {
         "memory_mb": settings.memory_mb,
         "path_labels": settings.path_labels,
         "protected": guard.protected_objects(),
         "code_roots": [p.rstrip("/") + "/" for p in fsview.python_paths() + settings.import_paths],
+        "prelude": settings.prelude,
+        "import_paths": settings.import_paths,
     }
-    worlds[harness.__name__]["prepare"](template, snapshot, methods, info)
+    worlds[harness.__name__]["prepare"](snapshot, methods, info)
     plan = plan_view(settings.import_paths)
     own = os.open("/proc/self/ns/pid", os.O_RDONLY) if root or user_ns else None
     baseline = isolate.address_space()
@@ -114,7 +110,6 @@ def boot(settings: ZygoteSetup) -> tuple[job.Machine, dict[str, Any]]:
         "type": "hello",
         "pid": os.getpid(),
         "mode": mode.to_dict(),
-        "prelude_error": prelude_error,
     }
     return machine, hello
 

@@ -83,18 +83,27 @@ PLAIN_NODES = 100_000
 def set_trusted(methods: dict[int, Any]) -> None:
     """Classes alive before the candidate (by id), with the comparison methods they had."""
     _STATE["trusted"] = methods
+    _STATE["sdk"] = {}
     _STATE["last"] = None
+
+
+def trust(methods: dict[int, Any]) -> None:
+    """More trusted classes: the SDK's, as a job's prelude left them (in the job's child; kept
+    apart, so that the zygote's table is not copied into every job)."""
+    _STATE["sdk"] = methods
 
 
 def _untrusted(cls: type, names: tuple[str, ...]) -> str | None:
     """Why running `names` of `cls` could run candidate code, or None when it cannot."""
-    trusted = _STATE["trusted"]
+    trusted, sdk = _STATE["trusted"], _STATE["sdk"]
     for name in names:
         for klass in _mro_of(cls):
             found = _dict_of(klass).get(name, _MISSING)
             if found is _MISSING:
                 continue
             recorded = trusted.get(id(klass))
+            if recorded is None:
+                recorded = sdk.get(id(klass))
             if recorded is not None:
                 if recorded.get(name, _MISSING) is found:
                     break

@@ -1,15 +1,17 @@
 """Detect candidate code that monkeypatched what the tests rely on.
 
 Before any candidate runs, the sandbox records which objects these names point to: the
-builtins and everything in the modules and classes of `sandbox.pythonpath` (the team's SDK),
-recorded once by the zygote; the functions and classes of every module the test code
-imports, recorded by the job's child (it imports them first). After all calls and tests the
+builtins, recorded once by the zygote (before any code of the side's ran); the functions and
+classes of every module the test code imports, and everything in the modules and classes of
+`sandbox.pythonpath` (the team's SDK) as the prelude left them, recorded by the job's child
+(the installation's modules before the side's code runs, so that the SDK cannot patch them
+unseen). After all calls and tests the
 child checks that nothing was replaced or deleted: results obtained against a patched SDK,
 patched builtins or a patched module fail. Comparison methods of classes are checked where
 they are used, by `gate.sandbox.zygote.safe_compare`, against `comparison_methods`.
 
-`record*` run before the candidate (trusted); `changed` runs after it, from a private copy
-of this module (see `gate.sandbox.zygote.private`).
+`record*` run before the candidate; `record_sdk` and `changed` run after the side's code, from
+a private copy of this module (see `gate.sandbox.zygote.private`).
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ from typing import Any
 Entry = tuple[str, Any, tuple[Any, ...], tuple[Any, ...], frozenset[str] | None, bool]
 
 _is_not = operator.is_not
+_is_same = operator.is_
+# The interpreter's own dict, even if side code rebinds `sys.modules` (a bound method, not the
+# dict: a private copy of this module may share no container, see `private`).
+_modules_get: Any = sys.modules.get
 _repeat = repeat
 _dict_of = type.__dict__["__dict__"].__get__
+_qualname_of = type.__dict__["__qualname__"].__get__
+_flags_of = type.__dict__["__flags__"].__get__
 _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 _SHARED = (FunctionType, BuiltinFunctionType, MethodType, ModuleType, type)
 WATCHED_METHODS = frozenset(
@@ -89,40 +97,59 @@ def _detached(key: Any) -> Any:
 
 
 def _is_sdk(module: ModuleType, sdk_roots: tuple[str, ...]) -> bool:
-    path = getattr(module, "__file__", None) or ""
-    return bool(sdk_roots) and path.startswith(sdk_roots)
+    path = vars(module).get("__file__") or ""
+    return bool(sdk_roots) and type(path) is str and path.startswith(sdk_roots)
 
 
-def record(sdk_roots: list[str]) -> tuple[Entry, ...]:
-    """In the zygote: the builtins, and everything in the SDK's modules and classes."""
+def record_builtins() -> tuple[Entry, ...]:
+    """In the zygote, before any code of the side's: the builtins."""
+    return (_entry("builtins", vars(builtins), list(vars(builtins)), detach=True),)
+
+
+def record_sdk(sdk_roots: list[str], names: list[str]) -> tuple[tuple[Entry, ...], list[type]]:
+    """In the child, once the side's prelude ran: everything in the SDK's modules among
+    `names` (those it imported) and in the classes they hold, nested ones too (the SDK as
+    its own code left it); and those classes. Only the SDK's objects are walked: touching the
+    zygote's would copy their pages into every job."""
     roots = tuple(r.rstrip("/") + "/" for r in sdk_roots)
-    entries = [_entry("builtins", vars(builtins), list(vars(builtins)), detach=True)]
-    sdk: set[str] = set()
-    for name, module in list(sys.modules.items()):
-        if isinstance(module, ModuleType) and _is_sdk(module, roots):
-            sdk.add(name)
-            entries.append(_entry(name, vars(module), list(vars(module)), detach=True))
-            entries.append(_entry("sys.modules", sys.modules, [name], detach=True))
-    for cls in all_classes():
-        if cls.__module__ in sdk and not cls.__flags__ & _IMMUTABLE_TYPE:
+    entries: list[Entry] = []
+    classes: list[type] = []
+    modules = _modules_get.__self__
+    for name in names:
+        module = modules.get(name)
+        if not isinstance(module, ModuleType) or not _is_sdk(module, roots):
+            continue
+        entries.append(_entry(name, vars(module), list(vars(module))))
+        entries.append(_entry("sys.modules", modules, [name]))
+        pending = [v for v in vars(module).values() if isinstance(v, type)]
+        while pending:
+            cls = pending.pop()
             namespace = _dict_of(cls)
-            label = f"{cls.__module__}.{cls.__qualname__}"
-            entry = _entry(label, namespace, list(namespace), cls=True, sdk=True, detach=True)
-            entries.append(entry)
-    return tuple(entries)
+            defined_in = namespace.get("__module__")
+            if type(defined_in) is not str or defined_in != name:
+                continue
+            if _flags_of(cls) & _IMMUTABLE_TYPE:
+                continue
+            if any(map(_is_same, classes, _repeat(cls))):
+                continue
+            label = f"{name}.{_qualname_of(cls)}"
+            entries.append(_entry(label, namespace, list(namespace), cls=True, sdk=True))
+            classes.append(cls)
+            pending += [v for v in namespace.values() if isinstance(v, type)]
+    return tuple(entries), classes
 
 
 def record_modules(names: list[str]) -> tuple[Entry, ...]:
     """In the child, before the candidate: the functions and classes of modules tests import."""
     entries: list[Entry] = []
     for name in names:
-        module = sys.modules.get(name)
+        module = _modules_get(name)
         if not isinstance(module, ModuleType):
             continue
         namespace = vars(module)
         keys = [k for k, v in namespace.items() if isinstance(v, _SHARED)]
         entries.append(_entry(name, namespace, keys))
-        entries.append(_entry("sys.modules", sys.modules, [name]))
+        entries.append(_entry("sys.modules", _modules_get.__self__, [name]))
     return tuple(entries)
 
 
