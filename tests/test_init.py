@@ -125,6 +125,26 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
     assert base["cache"]["hits"] == 3
 
 
+def test_a_model_configs_system_prompt_is_no_suite_of_its_own(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """The file a model config's `system:` names is that config's system message: a suite
+    that sent it as the user message would evaluate a prompt nobody uses."""
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/answer.txt": "{{ question }}\n",
+        "prompts/system.txt": "You are the support bot of Acme.\n",
+        "config/model.yaml": "model: gpt-4o-mini\nsystem: prompts/system.txt\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    assert [s["system"]["prompt"] for s in config["suites"]] == ["prompts/answer.txt"]
+    assert "skipped prompts/system.txt: the system prompt of config/model.yaml" in out
+    assert "found prompt template prompts/system.txt" not in out
+    assert config["watch"] == ["prompts/**", "config/model.yaml"]
+    # It reached the model as the system message of the one suite.
+    systems = [m for e in server.log for m in e.body["messages"] if m["role"] == "system"]
+    assert systems and all(m["content"] == "You are the support bot of Acme." for m in systems)
+
+
 def test_prompts_beside_the_code_pair_with_the_nearest_config(
     tmp_path: Path, server: ModelServer
 ) -> None:

@@ -16,7 +16,8 @@ syntax trees (`entry_points`). The rules, also in docs/init.md:
   `evals/prompts/`, which the suites evaluate.
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
   (outside `.github/`, and not `gate.yml`). Its `provider:`, else a `claude…` model name,
-  makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's.
+  makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's. The
+  file its `system:` names is its system prompt, not a prompt of its own.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class ModelConfig:
     model: str  # its `model:`
     kind: str  # the suite's system kind: openai or anthropic
     key_env: str  # the variable the provider's key is read from
+    system: str | None = None  # its `system:` prompt file, relative to the repository root
 
 
 @dataclass
@@ -252,7 +254,8 @@ def model_of(text: str) -> ModelConfig | None:
     key_env = data.get("api_key_env")
     if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
         key_env = f"{provider.upper()}_API_KEY"
-    return ModelConfig(model, provider, key_env)
+    system = data.get("system")
+    return ModelConfig(model, provider, key_env, system if isinstance(system, str) else None)
 
 
 def read_text(path: Path) -> str | None:
@@ -284,6 +287,7 @@ def scan(root: Path) -> Findings:
             if model:
                 found.model_configs.append(path)
                 found.models[path] = model
+    _drop_system_prompts(found)
     known = {p.source or p.path for p in found.prompts} | set(found.model_configs)
     for path in files:
         if path.endswith(".py"):
@@ -292,6 +296,19 @@ def scan(root: Path) -> Findings:
                 found.targets += entry_points(path, text, known)
     found.targets.sort(key=rank)
     return found
+
+
+def _drop_system_prompts(found: Findings) -> None:
+    """A model config's `system:` file is the system message of that config's suites, not a
+    prompt of its own: a suite sending it as the user message would evaluate nothing real."""
+    owners = {
+        PurePosixPath(m.system).as_posix(): path
+        for path, m in found.models.items()
+        if m.system is not None
+    }
+    for prompt in [p for p in found.prompts if p.path in owners]:
+        found.prompts.remove(prompt)
+        found.skipped.append((prompt.path, f"the system prompt of {owners[prompt.path]}"))
 
 
 def nearest(prompt: str, configs: list[str]) -> str:

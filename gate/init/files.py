@@ -31,8 +31,9 @@ def config_text(plan: Plan) -> str:
         for s in plan.suites
     ]
     header = (
-        "# Eval Gate configuration, written by `gate init`. Every key is explained in the\n"
-        "# README's Configuration section; `gate schema config` prints the JSON Schema.\n"
+        "# Eval Gate configuration, written by `gate init`. Every key is explained in Eval\n"
+        "# Gate's docs/config.md, the cases and their checks in docs/cases.md; `gate schema\n"
+        "# config` prints the JSON Schema.\n"
         "# A pull request that changes none of `watch`, this file, the cases or a system's\n"
         "# own files (prompt, model config, Python module) is skipped.\n"
     )

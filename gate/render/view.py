@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
 from gate.compare.models import CaseChange, Comparison, TaskDelta
+from gate.compare.system import FileStatus
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.headline import (
@@ -223,13 +224,22 @@ def rubric_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
     ]
 
 
+FILE_STATUS: dict[FileStatus, str] = {
+    "added": "added",
+    "removed": "removed",
+    "modified": "modified",
+    "no_longer_read": "no longer read",
+    "newly_read": "newly read",
+}
+
+
 def system_files(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]]:
     if c.system_diff is None:
         return []
     return [
         {
             "path": style.code(f.path, 120),
-            "status": Md(f.status),
+            "status": Md(FILE_STATUS[f.status]),
             "counts": Md(f"+{f.added:,} {values.MINUS}{f.removed:,}"),
             "block": file_block(
                 f, style, max_lines=limits.diff_lines, max_chars=limits.diff_lines * 120
