@@ -37,3 +37,11 @@ def echo_project(project: Project) -> Callable[[list[dict[str, Any]]], Project]:
         return project
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def readable_tmp_path(request: pytest.FixtureRequest) -> None:
+    """tmp_path readable by others, as a checkout is on CI: as root, the system under test runs
+    as an unprivileged uid of its own (its parents stay closed; the worker sees through them)."""
+    if "tmp_path" in request.fixturenames:
+        request.getfixturevalue("tmp_path").chmod(0o755)

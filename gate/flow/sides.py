@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -27,13 +26,12 @@ from pydantic import BaseModel, ConfigDict
 
 from gate.errors import InputError
 from gate.inputs.shard import Shard
+from gate.providers.secrets import without_gate_credentials
 from gate.report.io import report_paths
 
 SIDES = ("base", "head")
 TAIL_LINES = 20
 STARTUP_GRACE_S = 60.0  # how long a failure waits for the other side to finish starting
-# Never handed to the code under test: the gate's own credentials and the runner's.
-SCRUBBED = re.compile(r"^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$")
 
 
 # --- running the sides -----------------------------------------------------------------------
@@ -155,7 +153,7 @@ def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
 
 
 def side_env(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in environ.items() if not SCRUBBED.match(k)}
+    env = without_gate_credentials(environ)
     env["GATE_CACHE_DIR"] = str(cache_dir)
     env["PYTHONUNBUFFERED"] = "1"
     return env

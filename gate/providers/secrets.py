@@ -15,6 +15,8 @@ MIN_SECRET_LEN = 4
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SENSITIVE_NAME = re.compile(r"auth|key|token|secret|passw|cookie|sig|credential", re.IGNORECASE)
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+# The gate's own credentials and the runner's: never handed to the code under test.
+GATE_CREDENTIALS = re.compile(r"^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$")
 
 
 class Secrets:
@@ -47,6 +49,11 @@ class Secrets:
 
     def __bool__(self) -> bool:
         return bool(self._values)
+
+
+def without_gate_credentials(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without the gate's credentials (the system's own keys stay)."""
+    return {k: v for k, v in environ.items() if not GATE_CREDENTIALS.match(k)}
 
 
 def is_sensitive_name(name: str) -> bool:

@@ -1,20 +1,21 @@
-"""`command` kind: a program run in the side's checkout, case JSON on stdin, answer on stdout."""
+"""`command` kind: a program run in the side's checkout, case JSON on stdin, answer on stdout.
+
+Each call is run by the system's worker process (`gate.systems.worker`): as root, the program
+runs as the worker's unprivileged uid, never as the gate's."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from gate.errors import InputError, SystemCallError
+from gate.errors import InputError
 from gate.inputs.config import CommandSystem
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv, SystemRequest
-
-STDERR_TAIL = 500
+from gate.systems.worker import ANSWER_GRACE_S, SystemWorker
 
 
 class CommandProcessSystem:
@@ -25,6 +26,8 @@ class CommandProcessSystem:
         self.root = env.root
         self.environ = dict(env.environ)
         self.argv = [self._resolve(config.command[0]), *config.command[1:]]
+        spec = {"kind": "command", "command": self.argv}
+        self._worker = SystemWorker(spec, env.root, env.environ, env.concurrency, "system.command")
 
     def _resolve(self, program: str) -> str:
         """`{python}` is this interpreter; a relative path is relative to the checkout."""
@@ -42,25 +45,11 @@ class CommandProcessSystem:
         return program
 
     def call(self, request: SystemRequest) -> SystemOutput:
-        try:
-            done = subprocess.run(
-                self.argv,
-                input=json.dumps(request.input),
-                capture_output=True,
-                text=True,
-                cwd=self.root,
-                env=self.environ,
-                timeout=request.timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise SystemCallError(f"command timed out after {request.timeout_s:g}s") from None
-        except OSError as exc:
-            raise SystemCallError(f"command could not start: {exc.strerror}") from None
-        if done.returncode != 0:
-            tail = done.stderr.strip()[-STDERR_TAIL:]
-            raise SystemCallError(f"command exited with {done.returncode}: {tail}")
-        return parse_stdout(done.stdout)
+        """The program's stdout; it runs under the request's timeout, which the worker keeps."""
+        call = {"input": request.input, "timeout": request.timeout_s}
+        late = f"command timed out after {request.timeout_s:g}s"
+        stdout = self._worker.call(call, request.timeout_s + ANSWER_GRACE_S, late)
+        return parse_stdout(str(stdout))
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "command": self.config.command}
@@ -73,7 +62,7 @@ class CommandProcessSystem:
         return [self.root / n for n in named if (self.root / n).is_file()]
 
     def close(self) -> None:
-        pass
+        self._worker.close()
 
 
 def parse_stdout(stdout: str) -> SystemOutput:
