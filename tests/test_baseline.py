@@ -7,8 +7,10 @@ from pathlib import Path
 import yaml
 from helpers.servers.git_http import git
 
+from gate.compare.findings import OverrideIgnored
 from gate.flow.baseline import flow_policy, policy_findings, read_baseline
 from gate.flow.git import GitRepo
+from gate.flow.request import PolicyOverrides
 from gate.inputs.config import load_config
 from gate.render.reasons import sentence
 
@@ -46,10 +48,18 @@ def test_the_bases_policy_judges_and_the_heads_changes_are_a_note(tmp_path: Path
     loaded = load_config(head_config(root, head))
     baseline = read_baseline(git_repo, sha, loaded)
     assert baseline.has_suite("s") and not baseline.has_suite("new")
-    policy = flow_policy(baseline, loaded)
+    policy, _ = flow_policy(baseline, loaded)
     assert policy.threshold == 2 and policy.block_severities == ["blocker"]
     assert policy.budgets.cost_pct == 20 and policy.budgets.tokens_pct is None
-    assert flow_policy(baseline, loaded, threshold=7).threshold == 7  # an explicit override
+    stricter = PolicyOverrides(threshold=1, block_severities=("major",))
+    policy, notes = flow_policy(baseline, loaded, stricter)  # an override may tighten it
+    assert policy.threshold == 1 and policy.block_severities == ["blocker", "major"]
+    assert [(n.key, n.asked, n.applied) for n in notes if isinstance(n, OverrideIgnored)] == [
+        ("block_severities", ["major"], ["blocker", "major"])  # blocker is the base's: kept
+    ]
+    looser, (note,) = flow_policy(baseline, loaded, PolicyOverrides(threshold=7))
+    assert looser.threshold == 2  # never loosen it
+    assert sentence(note).startswith("the override threshold: 7 was not applied as given")
     (finding,) = policy_findings(baseline, loaded)
     words = sentence(finding)
     assert (
@@ -63,7 +73,7 @@ def test_no_gate_yml_on_base_means_the_heads_policy_and_new_suites(tmp_path: Pat
     git_repo, sha, root = repo(tmp_path, None)
     loaded = load_config(head_config(root, {"threshold": 9, "suites": [SUITE]}))
     baseline = read_baseline(git_repo, sha, loaded)
-    assert not baseline.has_suite("s") and flow_policy(baseline, loaded).threshold == 9
+    assert not baseline.has_suite("s") and flow_policy(baseline, loaded)[0].threshold == 9
     (finding,) = policy_findings(baseline, loaded)
     assert (
         sentence(finding)

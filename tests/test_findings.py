@@ -133,6 +133,17 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "the base has no gate.yml, so the head's own instrument and policy judge this PR",
     ),
     (
+        f.OverrideIgnored(key="threshold", asked=10.0, base=3.0, applied=3.0),
+        "the override threshold: 10 was not applied as given: it would loosen the policy (3), "
+        "and an Action input or a command-line flag may only make it stricter, so 3 judges "
+        "this PR; loosen the policy in gate.yml, where the base's counts",
+    ),
+    (
+        f.NotEnforced(),
+        "this verdict is not enforced: the workflow sets `fail-on-regression: false`, so a "
+        "fail does not block the merge",
+    ),
+    (
         f.CoarseSuite(cases=12, case_weight_points=8.333, mde_points=25.7, threshold=3, alpha=0.05),
         "this suite cannot enforce a 3-point threshold: with 12 cases one case is 8.3 points, "
         "so a single regression decides, and the smallest drop it would catch with 80% power "

@@ -261,6 +261,25 @@ class HeadPolicyApplies(NoteFinding):
     kind: Literal["head_policy_applies"] = "head_policy_applies"
 
 
+class OverrideIgnored(NoteFinding):
+    """An override (an Action input, a command-line flag) that would loosen the policy: on a
+    pull request the workflow file is the PR's own, so it may only tighten it. `applied` is
+    what judges instead (the base's value, with the override's tightening part)."""
+
+    kind: Literal["override_ignored"] = "override_ignored"
+    key: str
+    asked: JsonValue
+    base: JsonValue
+    applied: JsonValue
+
+
+class NotEnforced(NoteFinding):
+    """The workflow does not let a fail block the merge (`fail-on-regression: false`)."""
+
+    kind: Literal["not_enforced"] = "not_enforced"
+    setting: str = "fail-on-regression: false"
+
+
 class _Resolution(NoteFinding):
     cases: int
     case_weight_points: float = Field(description="what one case moves the pass rate")
@@ -357,6 +376,8 @@ Finding = Annotated[
     | BudgetUnmeasured
     | HeadPolicyChanges
     | HeadPolicyApplies
+    | OverrideIgnored
+    | NotEnforced
     | CoarseSuite
     | Underpowered
     | OtherSuite

@@ -8,7 +8,6 @@ the policy that judges the PR (a PR cannot relax the gate that judges it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from gate.compare.findings import Finding, HeadPolicyApplies, HeadPolicyChanges,
 from gate.errors import InputError
 from gate.flow.git import GitRepo
 from gate.flow.git_files import commit_checkout
+from gate.flow.overrides import tightened
+from gate.flow.request import PolicyOverrides
 from gate.inputs.config import LoadedConfig, read_config
 from gate.inputs.policy import Policy, PolicyKeys
 
@@ -74,15 +75,11 @@ def policy_source(baseline: Baseline, head: LoadedConfig) -> PolicyKeys:
 
 
 def flow_policy(
-    baseline: Baseline,
-    head: LoadedConfig,
-    *,
-    threshold: float | None = None,
-    block_severities: Sequence[str] | None = None,
-) -> Policy:
-    return Policy.from_config(
-        policy_source(baseline, head), threshold=threshold, block_severities=block_severities
-    )
+    baseline: Baseline, head: LoadedConfig, overrides: PolicyOverrides | None = None
+) -> tuple[Policy, list[Finding]]:
+    """The policy that judges the PR (the base's, tightened by the overrides) and the notes
+    on the overrides it did not apply as given."""
+    return tightened(policy_source(baseline, head), overrides or PolicyOverrides())
 
 
 def policy_findings(baseline: Baseline, head: LoadedConfig) -> list[Finding]:

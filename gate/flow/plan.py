@@ -1,12 +1,13 @@
 """The flow's plan: what every suite of one flow shares, computed once from its request.
 
 `plan_flow` reads the base commit's gate.yml (`gate.flow.baseline`), builds from it the policy
-that judges the PR (the base's, with the request's overrides) and the notes on it for the
-comment, decides per suite whether it runs (change detection: every mode decides it the same
-way), lists the base's suites the head removes or renames (they fail), and takes the comments'
-templates from the base commit's `templates:` folder (the head's only when the base has no
-gate.yml). The full flow, `gate check`, `gate demo` and the Action's shard and finish modes
-each start from one plan; nothing after it reads the base's gate.yml or builds a policy again.
+that judges the PR (the base's, with the request's overrides where they tighten it,
+`gate.flow.overrides`) and the notes on it for the comment, decides per suite whether it runs
+(change detection: every mode decides it the same way), lists the base's suites the head
+removes or renames (they fail), and takes the comments' templates from the base commit's
+`templates:` folder (the head's only when the base has no gate.yml). The full flow, `gate
+check`, `gate demo` and the Action's shard and finish modes each start from one plan; nothing
+after it reads the base's gate.yml or builds a policy again.
 
 Planning also validates what the PR brings before any side runs (`validate_head`): the head's
 config, the case files of every suite that runs, the system files it names, its prompt
@@ -25,6 +26,7 @@ from gate.compare.models import Finding
 from gate.errors import InputError
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange
+from gate.flow.overrides import tightened
 from gate.flow.request import FlowRequest
 from gate.flow.triggers import base_watch, relevant_changes, suite_triggers
 from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
@@ -82,8 +84,7 @@ class FlowPlan:
 def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
     baseline = read_baseline(revisions.repo, revisions.base_sha, head)
-    threshold, severities = request.overrides.threshold, request.overrides.block_severities
-    policy = flow_policy(baseline, head, threshold=threshold, block_severities=severities)
+    policy, overridden = flow_policy(baseline, head, request.overrides)
     templates = comment_templates(head, revisions.repo.root)
     shown = base_templates(request, baseline, templates)
     suites = plan_suites(request, baseline)
@@ -94,12 +95,10 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
         request=request,
         baseline=baseline,
         policy=policy,
-        notes=tuple(policy_findings(baseline, head)),
+        notes=(*overridden, *policy_findings(baseline, head)),
         suites=tuple(suites),
         render=request.display.model_copy(update={"templates": shown}),
-        head_policy=Policy.from_config(
-            head.config, threshold=threshold, block_severities=severities
-        ),
+        head_policy=tightened(head.config, request.overrides)[0],
         head_templates=templates if templates is not None and templates != shown else None,
     )
 

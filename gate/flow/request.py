@@ -31,10 +31,13 @@ class Revisions:
 
 @dataclass(frozen=True)
 class PolicyOverrides:
-    """The command line's or the Action's explicit overrides of the base's policy."""
+    """The command line's or the Action's explicit overrides of the base's policy: they may
+    only tighten it (`gate.flow.overrides`). `enforce` False: a fail does not block (the
+    Action's `fail-on-regression: false`), which the comment says."""
 
     threshold: float | None = None
     block_severities: tuple[Severity, ...] | None = None
+    enforce: bool = True
 
 
 @dataclass(frozen=True)

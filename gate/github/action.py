@@ -170,7 +170,11 @@ def _labels(
 def _overrides(settings: ActionSettings) -> PolicyOverrides:
     inputs = settings.inputs
     severities = tuple(inputs.block_severities) if inputs.block_severities else None
-    return PolicyOverrides(threshold=inputs.threshold, block_severities=severities)
+    return PolicyOverrides(
+        threshold=inputs.threshold,
+        block_severities=severities,
+        enforce=inputs.fail_on_regression,
+    )
 
 
 def _tidy(

@@ -25,9 +25,11 @@ from gate.compare.findings import (
     NoBaseResults,
     NoBlockerFails,
     NoHeadResults,
+    NotEnforced,
     NothingCompared,
     OldBlockers,
     OtherSuite,
+    OverrideIgnored,
     Runs,
     ShardsIncomplete,
     ShardsMissing,
@@ -290,6 +292,24 @@ def _(f: HeadPolicyChanges) -> str:
 @sentence.register
 def _(f: HeadPolicyApplies) -> str:
     return "the base has no gate.yml, so the head's own instrument and policy judge this PR"
+
+
+@sentence.register
+def _(f: OverrideIgnored) -> str:
+    return (
+        f"the override {f.key}: {_policy_value(f.asked)} was not applied as given: it would "
+        f"loosen the policy ({_policy_value(f.base)}), and an Action input or a command-line "
+        f"flag may only make it stricter, so {_policy_value(f.applied)} judges this PR; "
+        "loosen the policy in gate.yml, where the base's counts"
+    )
+
+
+@sentence.register
+def _(f: NotEnforced) -> str:
+    return (
+        f"this verdict is not enforced: the workflow sets `{f.setting}`, so a fail does not "
+        "block the merge"
+    )
 
 
 @sentence.register
