@@ -177,6 +177,12 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "new suite is `support-v2`: its cases would go unmeasured, so it fails",
     ),
     (
+        f.AnswersReplayed(base_kind="openai", file="rec.jsonl"),
+        "this PR switches the suite's system from `openai` to `replay` of `rec.jsonl`: the head "
+        "reads recorded answers instead of asking its system, and answers the PR recorded "
+        "cannot pass it, so it fails",
+    ),
+    (
         f.CasesRemoved(ids=["a"]),
         "this PR removes 1 case (a) from the case files: it is still asked of both sides and "
         "judged as the base defines it",

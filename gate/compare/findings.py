@@ -24,6 +24,7 @@ from gate.compare.finding_base import (
     SideName,
 )
 from gate.compare.instrument_findings import (
+    AnswersReplayed,
     CaseFilesChanged,
     CasesAdded,
     CasesEdited,
@@ -398,6 +399,7 @@ Finding = Annotated[
     | TemplatesChanged
     | CheckCodeChanged
     | SystemChanged
+    | AnswersReplayed
     | HeadInstrumentUnknown
     | Skipped,
     Field(discriminator="kind"),

@@ -4,7 +4,9 @@ The instrument (the suites, their cases by id, the checks and their code, the ju
 the sandbox's limits, the comment templates, `watch`) is the base's in the PR flow: a PR is
 measured with what it cannot edit. These findings name each change the head makes to it, so
 the comment shows what takes effect after merge. They are notes (they decide nothing), except
-a suite the head removes or renames, which fails: its cases would go unmeasured.
+a suite the head removes or renames, which fails (its cases would go unmeasured), and a head
+that replays recorded answers where the base asks its system, which fails too (the answers
+are the PR's own).
 
 Pure data, like every finding (`gate.compare.findings` holds the union of all kinds).
 """
@@ -155,6 +157,15 @@ class SystemChanged(NoteFinding):
     changes: list[KeyChange]
 
 
+class AnswersReplayed(FailFinding):
+    """The head's system reads recorded answers (`replay`) where the base's asks a system:
+    those answers are whatever the PR recorded, not its system's, so they cannot pass it."""
+
+    kind: Literal["answers_replayed"] = "answers_replayed"
+    base_kind: str
+    file: str
+
+
 class HeadInstrumentUnknown(NoteFinding):
     """What the head's own instrument would say could not be found out, and why."""
 
@@ -177,5 +188,6 @@ INSTRUMENT_KINDS = (
     TemplatesChanged,
     CheckCodeChanged,
     SystemChanged,
+    AnswersReplayed,
     HeadInstrumentUnknown,
 )

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, JsonValue, TypeAdapter
 
 from gate.compare.findings import (
+    AnswersReplayed,
     CaseFilesChanged,
     CasesAdded,
     CasesEdited,
@@ -34,7 +35,13 @@ from gate.compare.findings import (
 )
 from gate.compare.instrument_findings import CaseField, KeyChange, PriceChange, SeverityChange
 from gate.inputs.cases import Case
-from gate.inputs.config import JudgeConfig, LoadedConfig, SandboxConfig, SuiteConfig
+from gate.inputs.config import (
+    JudgeConfig,
+    LoadedConfig,
+    ReplaySystem,
+    SandboxConfig,
+    SuiteConfig,
+)
 from gate.inputs.paths import relative_posix
 
 CASE_FIELDS: tuple[CaseField, ...] = ("expect", "input", "task")
@@ -177,7 +184,17 @@ def config_changes(base: Side, head: Side) -> list[Finding]:
     system = _key_changes(_system(base), _system(head))
     if system:
         found.append(SystemChanged(changes=system))
+    found += replayed(base, head)
     return found
+
+
+def replayed(base: Side, head: Side) -> list[Finding]:
+    """A head that reads recorded answers (`replay`) where the base asks a system: it fails,
+    whatever the answers say (they are the PR's own)."""
+    system = head.suite.system
+    if not isinstance(system, ReplaySystem) or base.suite.system.kind == "replay":
+        return []
+    return [AnswersReplayed(base_kind=base.suite.system.kind, file=system.file)]
 
 
 def _files_below(folder: Path) -> dict[str, bytes]:

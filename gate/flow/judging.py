@@ -61,7 +61,8 @@ def judge(
 ) -> Comparison:
     """The suite's comparison; `baseline` False: a new suite, the head judged alone.
     `findings` are the flow's own notes (e.g. what the head's policy would change), then come
-    the instrument's changes and what the head's instrument would say."""
+    the instrument's changes and what the head's instrument would say. An instrument change
+    that fails (a head replaying recorded answers) fails a comparison that would pass."""
     if run.problem is not None:
         return Comparison(verdict="error", findings=[run.problem, NoBaseResults()], suite=suite)
     failed = failed_comparison(run.statuses, suite)
@@ -70,5 +71,14 @@ def judge(
     head = read_report(run.reports["head"], fold_attempts=True)
     base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
     comparison = compare(base, head, policy)
-    extra = [*findings, *run.instrument, *filter(None, [run.head_instrument])]
-    return comparison.model_copy(update={"findings": [*comparison.findings, *extra]})
+    own = [run.head_instrument] if run.head_instrument is not None else []
+    extra: list[Finding] = [*findings, *run.instrument, *own]
+    failing = [f for f in extra if f.outcome == "fail"]
+    rest = [f for f in extra if f.outcome != "fail"]
+    if not failing:
+        return comparison.model_copy(update={"findings": [*comparison.findings, *extra]})
+    if comparison.verdict == "pass":  # what passed it measured nothing (the PR's own answers)
+        held = [f for f in comparison.findings if f.outcome == "note"]
+        update = {"verdict": "fail", "findings": [*failing, *held, *rest]}
+        return comparison.model_copy(update=update)
+    return comparison.model_copy(update={"findings": [*comparison.findings, *failing, *rest]})

@@ -10,6 +10,7 @@ from pydantic import JsonValue
 
 from gate.compare.findings import (
     Accepted,
+    AnswersReplayed,
     BaseUnreadable,
     CaseFilesChanged,
     CasesAdded,
@@ -42,9 +43,8 @@ CASE_FIELDS = {
 
 def is_instrument(finding: Finding) -> bool:
     """A change the PR makes to the instrument, or what the head's would say: the comment's
-    own section (a removed suite fails, so it is one of the reasons instead)."""
-    kinds = tuple(k for k in INSTRUMENT_KINDS if k is not SuiteRemoved)
-    return isinstance(finding, (*kinds, HeadInstrument))
+    own section (a change that fails, such as a removed suite, is one of the reasons instead)."""
+    return finding.outcome != "fail" and isinstance(finding, (*INSTRUMENT_KINDS, HeadInstrument))
 
 
 def _cases(ids: Sequence[str]) -> str:
@@ -203,6 +203,15 @@ def _(f: TemplatesChanged) -> str:
 def _(f: CheckCodeChanged) -> str:
     files = ", ".join(f"`{name}`" for name in f.files[:5])
     return f"this PR changes the code of `expect.python` checks ({files}): the base's code judges"
+
+
+@sentence.register
+def _(f: AnswersReplayed) -> str:
+    return (
+        f"this PR switches the suite's system from `{f.base_kind}` to `replay` of `{f.file}`: "
+        "the head reads recorded answers instead of asking its system, and answers the PR "
+        "recorded cannot pass it, so it fails"
+    )
 
 
 @sentence.register
