@@ -92,8 +92,9 @@ def test_explicit_base_and_threshold(clone: Path) -> None:
     (clone / "prompts" / "support.md").write_text(prompt([w for w in WORDS if w != "card"]))
     git(clone, "commit", "-qam", "drop card", env={"GIT_AUTHOR_NAME": "A"})
     done = gate("check", "--base", first, "--threshold", "20", cwd=clone)
-    assert done.returncode == 0, done.stderr  # a 16.7-point drop is within 20
-    assert "support: pass:" in done.stderr
+    assert done.returncode == 1, done.stderr  # a flag only tightens: the base's 3 judges
+    assert "support: fail:" in done.stderr
+    assert "the override threshold: 20 was not applied as given" in done.stdout
     assert gate("check", "--base", "HEAD", cwd=clone).returncode == 0  # nothing changed
 
 

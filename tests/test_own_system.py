@@ -225,8 +225,9 @@ def test_a_pr_cannot_relax_the_threshold_that_judges_it(tmp_path: Path) -> None:
     assert "the pass rate dropped 10.0 points, more than the threshold of 3" in comment
     assert "threshold: 3 → 50" in comment
     assert "the base's policy judges it, the head's takes effect after merge" in comment
-    # an explicit override on the command line is the user's own choice
-    assert gate("check", "--base", "main", "--threshold", "20", cwd=root).returncode == 0
+    # nor can a flag: an override only tightens the base's policy
+    looser = gate("check", "--base", "main", "--threshold", "20", cwd=root)
+    assert looser.returncode == 1 and "the override threshold: 20" in looser.stdout
 
 
 def test_a_base_that_cannot_run_is_an_error_never_a_pass(tmp_path: Path) -> None:

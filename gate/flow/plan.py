@@ -36,7 +36,7 @@ from gate.inputs.templates import TemplateSet, read_template_folder, template_se
 from gate.providers.cache import resolve_cache_dir
 from gate.providers.prompts import ChatPrompt
 from gate.render import RenderContext, check_templates
-from gate.run.preflight import pythonpath_problems, system_files_problems
+from gate.run.preflight import case_files_problems, pythonpath_problems, system_files_problems
 from gate.run.side import suite_cases
 
 
@@ -140,6 +140,9 @@ def validate_head(
     head, root = request.config, request.revisions.repo.root
     for plan in suites:
         suite = head.config.suite(plan.name)
+        escapes = case_files_problems(head, suite, root)
+        if escapes:
+            raise escapes[0]
         suite_cases(head, suite)
         problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
         if problems:

@@ -26,7 +26,7 @@ from typing import Any
 
 from gate.checks import plan_case
 from gate.errors import GateError, InputError
-from gate.inputs.cases import Case
+from gate.inputs.cases import Case, resolve_case_paths
 from gate.inputs.config import (
     AnthropicSystem,
     LoadedConfig,
@@ -47,9 +47,15 @@ if not callable(getattr(importlib.import_module(module), name, None)):
 """
 
 
-def _missing(root: Path, name: str) -> bool:
+def _problem(root: Path, name: str) -> str | None:
+    """Why the checkout's file `name` cannot be read: it leads out of the checkout (a `..`,
+    an absolute path, a symlink: never read from the host), or it is not there."""
     path = (root / name).resolve()
-    return not (path.is_relative_to(root.resolve()) and path.is_file())
+    if not path.is_relative_to(root.resolve()):
+        return (
+            f"file {name!r} is outside the checkout (a `..` or a symlink leads out of it): not read"
+        )
+    return None if path.is_file() else f"file {name!r} not found in checkout {root}"
 
 
 def system_files_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[InputError]:
@@ -60,15 +66,38 @@ def system_files_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) 
         named = [("model_config", system.model_config_file), ("prompt", system.prompt)]
     elif isinstance(system, ReplaySystem):
         named = [("file", system.file)]
+    found = [(key, _problem(root, value)) for key, value in named]
     return [
         InputError(
-            f"suite {suite.name!r}: file {value!r} not found in checkout {root}",
+            f"suite {suite.name!r}: {problem}",
             file=loaded.path,
             line=loaded.suite_line(suite.name, "system", key),
             key=f"system.{key}",
         )
-        for key, value in named
-        if _missing(root, value)
+        for key, problem in found
+        if problem is not None
+    ]
+
+
+def case_files_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[InputError]:
+    """Case files of the suite (a glob's matches, each resolved) that lie outside the checkout:
+    a pull request's `cases:` never reads a file of the host."""
+    if suite.promptfoo is not None or not suite.cases:
+        return []
+    try:
+        paths = resolve_case_paths(suite.cases, loaded.base_dir)
+    except InputError:
+        return []  # not there at all: the reading names it
+    outside = [p for p in paths if not p.is_relative_to(root.resolve())]
+    return [
+        InputError(
+            f"suite {suite.name!r}: case file {str(path)!r} is outside the checkout (a `..` or "
+            "a symlink leads out of it): not read",
+            file=loaded.path,
+            line=loaded.suite_line(suite.name, "cases"),
+            key="cases",
+        )
+        for path in outside[:1]
     ]
 
 
