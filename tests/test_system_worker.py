@@ -235,3 +235,12 @@ def test_the_worker_sees_no_more_of_a_closed_folder_than_it_needs(tmp_path: Path
         assert _call(system).text == "False False"  # type: ignore[attr-defined]
     finally:
         system.close()
+
+
+@needs_root
+def test_a_checkout_the_workers_uid_cannot_read_is_named(tmp_path: Path) -> None:
+    root = tmp_path / "closed"
+    root.mkdir(mode=0o700)
+    (root / "app.py").write_text(WORKER_APP)
+    with pytest.raises(InputError, match=r"closed is not readable by uid \d+.*chmod o\+rx"):
+        build_system(PythonSystem(kind="python", target="app:answer"), _env(root))

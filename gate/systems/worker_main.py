@@ -118,7 +118,6 @@ def confine(config: dict[str, Any]) -> None:
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
-        os.chdir(config["root"])  # the checkout as the view shows it
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
 
 
@@ -208,7 +207,12 @@ class Worker:
     def start(self) -> None:
         root = self.config["root"]
         if not os.access(root, os.R_OK | os.X_OK):
-            raise Refused(f"the checkout {root} is not readable by uid {os.getuid()}")
+            raise Refused(
+                f"the checkout {root} is not readable by uid {os.getuid()}, which the system "
+                "runs as (the gate runs as root): make it readable by others (chmod o+rx), "
+                "as a CI workspace is"
+            )
+        os.chdir(root)  # the checkout as the worker's view shows it
         file = None
         if self.config["kind"] == "python":
             self.func, file = import_target(self.config["target"], root)
