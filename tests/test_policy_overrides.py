@@ -85,3 +85,19 @@ def test_gate_check_threshold_only_tightens(tmp_path: Path) -> None:
     assert looser.code == 1, looser.err
     assert text(f"the override threshold: 20 {LOOSER} (3)", 400) in visible(looser.out)
     assert "(−12.5 pts, threshold 3)" in looser.out
+
+
+def test_a_config_path_the_base_lacks_is_named(tmp_path: Path) -> None:
+    """The workflow's `config:` (or `-c`) pointing at a file the PR adds: the head's instrument
+    applies, as for the first PR, and the comment names the file the base lacks."""
+    author = make_project(tmp_path / "repo")
+    moved = (author.path / "gate.yml").read_text().replace("threshold: 3", "threshold: 50")
+    author.write(
+        {"evals/gate.yml": moved.replace("cases/", "../cases/").replace("safety/", "../safety/")}
+    )
+    author.write({"prompts/support.md": drop("fees")["prompt"]})
+    done = run_gate("check", "--base", "main", "-c", "evals/gate.yml", "--format", "markdown",
+                    cwd=author.path, env={"GATE_CACHE_DIR": str(tmp_path / "cache")})  # fmt: skip
+    assert done.code == 0, done.err  # the known gap: docs/security.md, what is knowingly left
+    said = "the base has no `evals/gate.yml`, so the head's own instrument and policy judge"
+    assert text(said, 400) in visible(done.out)

@@ -257,9 +257,11 @@ class HeadPolicyChanges(NoteFinding):
 
 
 class HeadPolicyApplies(NoteFinding):
-    """The base has no gate.yml, so the head's policy judges the PR."""
+    """The base has no gate.yml, so the head's policy judges the PR. `config`: the path the
+    head's config has, when it is not `gate.yml` (a PR may point the gate at a new file)."""
 
     kind: Literal["head_policy_applies"] = "head_policy_applies"
+    config: str | None = None
 
 
 class OverrideIgnored(NoteFinding):

@@ -22,6 +22,8 @@ from gate.flow.request import PolicyOverrides
 from gate.inputs.config import LoadedConfig, read_config
 from gate.inputs.policy import Policy, PolicyKeys
 
+DEFAULT_CONFIG = "gate.yml"  # the config's path when none is named
+
 
 @dataclass(frozen=True)
 class Baseline:
@@ -87,7 +89,8 @@ def policy_findings(baseline: Baseline, head: LoadedConfig) -> list[Finding]:
     if baseline.shared or baseline.problem:  # a broken base config: its side's error says why
         return []
     if baseline.loaded is None:
-        return [HeadPolicyApplies()]
+        moved = baseline.relative if baseline.relative != DEFAULT_CONFIG else None
+        return [HeadPolicyApplies(config=moved)]
     base = Policy.from_config(baseline.loaded.config)
     changed = base.differences(head.config)
     if not changed:

@@ -291,7 +291,8 @@ def _(f: HeadPolicyChanges) -> str:
 
 @sentence.register
 def _(f: HeadPolicyApplies) -> str:
-    return "the base has no gate.yml, so the head's own instrument and policy judge this PR"
+    name = f"`{f.config}`" if f.config else "gate.yml"
+    return f"the base has no {name}, so the head's own instrument and policy judge this PR"
 
 
 @sentence.register
