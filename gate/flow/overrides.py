@@ -25,7 +25,12 @@ def tightened(keys: PolicyKeys, overrides: PolicyOverrides) -> tuple[Policy, lis
     notes: list[Finding] = []
     threshold = overrides.threshold
     if threshold is not None and threshold > policy.threshold:
-        notes.append(_ignored("threshold", threshold, policy.threshold, policy.threshold))
+        kept_threshold = policy.threshold
+        notes.append(
+            OverrideIgnored(
+                key="threshold", asked=threshold, base=kept_threshold, applied=kept_threshold
+            )
+        )
         threshold = None
     severities: list[str] | None = None
     if overrides.block_severities is not None:
@@ -33,15 +38,13 @@ def tightened(keys: PolicyKeys, overrides: PolicyOverrides) -> tuple[Policy, lis
         kept = set(asked) | set(policy.block_severities)
         severities = [s for s in SEVERITIES if s in kept]
         if not set(policy.block_severities) <= set(asked):
-            notes.append(_ignored("block_severities", asked, policy.block_severities, severities))
+            base: list[JsonValue] = [*policy.block_severities]
+            notes.append(
+                OverrideIgnored(
+                    key="block_severities", asked=[*asked], base=base, applied=[*severities]
+                )
+            )
     if not overrides.enforce:
         notes.append(NotEnforced())
     applied = Policy.from_config(keys, threshold=threshold, block_severities=severities)
     return applied, notes
-
-
-def _ignored(key: str, asked: object, base: object, applied: object) -> OverrideIgnored:
-    def data(value: object) -> JsonValue:
-        return list(value) if isinstance(value, list | tuple) else value  # type: ignore[return-value]
-
-    return OverrideIgnored(key=key, asked=data(asked), base=data(base), applied=data(applied))

@@ -118,7 +118,10 @@ def confine(config: dict[str, Any]) -> None:
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
         _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
+    # After the uid change, which clears it. It follows the thread that started us: a restart
+    # on a runner's thread ends with that pool, after the run's last call. Once serving, the
+    # calls pipe's end (the gate's process is gone) ends us too.
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def short_exception(exc: BaseException) -> str:
