@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,3 +247,43 @@ def test_a_checkout_the_workers_uid_cannot_read_is_named(tmp_path: Path) -> None
     (root / "app.py").write_text(WORKER_APP)
     with pytest.raises(InputError, match=r"closed is not readable by uid \d+.*chmod o\+rx"):
         build_system(PythonSystem(kind="python", target="app:answer"), _env(root))
+
+
+NO_NAMESPACES = """
+import os, sys
+from pathlib import Path
+from gate.errors import InputError
+from gate.inputs.config import PythonSystem
+from gate.systems import SystemEnv, build_system
+
+root = Path(sys.argv[1])
+env = SystemEnv(root=root, config_dir=root, environ=dict(os.environ))
+try:
+    build_system(PythonSystem(kind="python", target="app:answer"), env).close()
+except InputError as exc:
+    print(exc.format())
+"""
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv")
+def test_without_mount_namespaces_a_closed_folder_is_named_and_nothing_runs(
+    tmp_path: Path, drop_box: Path
+) -> None:
+    """Root without CAP_SYS_ADMIN (a container's default) cannot make the view: the worker
+    refuses to start, naming the folder others cannot enter, and imports nothing."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "app.py").write_text(
+        f"open({str(drop_box / 'ran')!r}, 'w')\n\ndef answer(i):\n    return 'x'\n"
+    )
+    closed = tmp_path.parent  # pytest's folders are 0700 (tmp_path itself is opened)
+    done = subprocess.run(
+        ["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", "--",
+         sys.executable, "-c", NO_NAMESPACES, str(root)],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert "cannot confine the system's process" in done.stdout, done.stdout + done.stderr
+    assert "others cannot enter it" in done.stdout and "chmod o+x" in done.stdout
+    assert str(closed.parent) in done.stdout or str(closed) in done.stdout
+    assert not (drop_box / "ran").exists()

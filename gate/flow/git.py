@@ -328,6 +328,9 @@ class GitRepo:
     def worktree(self, sha: str) -> Iterator[Path]:
         """`sha` checked out (detached) in a temporary worktree, removed on the way out."""
         parent = Path(tempfile.mkdtemp(prefix="gate-base-"))
+        # The base's system runs as an unprivileged uid of its own (gate.systems.worker), which
+        # must enter its checkout; the folder holds nothing but the base commit's files.
+        parent.chmod(0o755)
         path = parent / "checkout"
         self.trust(path)
         try:

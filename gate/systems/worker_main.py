@@ -96,7 +96,14 @@ def open_view(folders: list[str]) -> None:
         return
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_NEWNS) != 0:
-        raise OSError(ctypes.get_errno(), f"unshare: {os.strerror(ctypes.get_errno())}")
+        errno = ctypes.get_errno()
+        shown = ", ".join(f"{top} (above {below[0]})" for top, below in closed.items())
+        raise OSError(
+            errno,
+            f"{shown}: others cannot enter it, and this machine allows no mount namespace "
+            f"({os.strerror(errno)}) to show the system what it must read there; make it "
+            "enterable (chmod o+x) or run the gate as a user that is not root",
+        )
     _mount(None, "/", None, MS_REC | MS_PRIVATE, "")
     for top, below in closed.items():
         handles = {folder: os.open(folder, os.O_PATH | os.O_DIRECTORY) for folder in below}
