@@ -119,7 +119,9 @@ with OPENAI_API_KEY in the environment (see docs/providers.md).
 def run_demo(folder: Path | None, out: TextIO, progress: TextIO) -> DemoResult:
     from gate.flow.pr import combined_verdict, run_check
 
-    folder = folder or Path(tempfile.mkdtemp(prefix="gate-demo-"))
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="gate-demo-"))
+        folder.chmod(0o755)  # as root, the demo's system runs as a uid of its own, which enters it
     repo = folder / "ledgerly"
     handle = build_repository(repo)
     handle.close()
