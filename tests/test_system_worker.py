@@ -287,3 +287,20 @@ def test_without_mount_namespaces_a_closed_folder_is_named_and_nothing_runs(
     assert "others cannot enter it" in done.stdout and "chmod o+x" in done.stdout
     assert str(closed.parent) in done.stdout or str(closed) in done.stdout
     assert not (drop_box / "ran").exists()
+
+
+@needs_root
+def test_gate_validate_imports_the_target_in_the_worker_too(tmp_path: Path, drop_box: Path) -> None:
+    """`gate validate` (a CI step on a pull request, say) tries the target's import as a run
+    does: in the worker, as its uid, never as root in a process of the gate."""
+    (tmp_path / "c.jsonl").write_text('{"id": "a", "expect": {"must_include": ["x"]}}\n')
+    (tmp_path / "gate.yml").write_text(
+        "cases: c.jsonl\nsystem: {kind: python, target: 'app:answer'}\n"
+    )
+    (tmp_path / "app.py").write_text(
+        f"import os\nopen({str(drop_box / 'uid')!r}, 'w').write(str(os.getuid()))\n\n"
+        "def answer(inputs):\n    return 'x'\n"
+    )
+    done = run_gate("validate", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert int((drop_box / "uid").read_text()) >= 1_900_000_000

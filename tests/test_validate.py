@@ -160,7 +160,7 @@ def test_validate_finds_a_target_that_does_not_import(project: Project) -> None:
     assert "No module named 'not_installed_anywhere'" in done.err
     project.write("app.py", "def other(inputs):\n    return 'x'\n")
     done = run_gate("validate", cwd=project.root)
-    assert done.code == 2 and "app has no function 'answer'" in done.err
+    assert done.code == 2 and "'app' has no attribute 'answer'" in done.err
     project.write("app.py", "def answer(inputs):\n    return 'x'\n")
     assert run_gate("validate", cwd=project.root).code == 0
 

@@ -5,8 +5,8 @@
 - a prompt template that does not compile, or does not render for some case's input (an
   undefined variable): the error names the template or the case's file and line;
 - a `sandbox.pythonpath` entry that is not a folder of the checkout;
-- a `python` system whose `target` does not import from the checkout (tried in a fresh
-  interpreter, so the gate's own process never imports the team's code);
+- a `python` system whose `target` does not import from the checkout (tried in a worker
+  process of its own, so the gate's own process never imports the team's code);
 - an `expect.python` check whose module is in neither `sandbox.pythonpath` nor the checkout
   (looked up as files: the check's code runs only in the sandbox);
 - tools in a model config that Anthropic has no equivalent for, on an Anthropic side;
@@ -18,8 +18,7 @@ validate` warns about them.
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,15 +35,7 @@ from gate.inputs.config import (
     ReplaySystem,
     SuiteConfig,
 )
-
-IMPORT_TIMEOUT_S = 30.0
-IMPORT_PROBE = """
-import importlib, sys
-sys.path.insert(0, sys.argv[1])
-module, _, name = sys.argv[2].partition(":")
-if not callable(getattr(importlib.import_module(module), name, None)):
-    raise SystemExit(f"{module} has no function {name!r}")
-"""
+from gate.systems.worker import SystemWorker
 
 
 def _problem(root: Path, name: str) -> str | None:
@@ -120,28 +111,22 @@ def pythonpath_problems(loaded: LoadedConfig, root: Path) -> list[InputError]:
 
 
 def target_problem(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> InputError | None:
-    """A `python` system's target, imported in a fresh interpreter in the checkout."""
+    """A `python` system's target, imported in a worker process of its own, as a run imports
+    it (`gate.systems.worker`: as root, an unprivileged uid), never in the gate's process."""
     if not isinstance(suite.system, PythonSystem):
         return None
-    argv = [sys.executable, "-P", "-c", IMPORT_PROBE, str(root.resolve()), suite.system.target]
+    spec = {"kind": "python", "target": suite.system.target}
     try:
-        done = subprocess.run(
-            argv, cwd=root, capture_output=True, text=True, timeout=IMPORT_TIMEOUT_S, check=False
+        SystemWorker(spec, root, os.environ, 1, "system.target").close()
+    except InputError as exc:
+        return InputError(
+            f"suite {suite.name!r}: target {suite.system.target!r} does not import from "
+            f"{root}: {exc.message}",
+            file=loaded.path,
+            line=loaded.suite_line(suite.name, "system", "target"),
+            key="system.target",
         )
-    except subprocess.TimeoutExpired:
-        reason = f"importing it took more than {IMPORT_TIMEOUT_S:g} s"
-    else:
-        if done.returncode == 0:
-            return None
-        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-        reason = lines[-1] if lines else f"exit {done.returncode}"
-    return InputError(
-        f"suite {suite.name!r}: target {suite.system.target!r} does not import from {root}: "
-        f"{reason}",
-        file=loaded.path,
-        line=loaded.suite_line(suite.name, "system", "target"),
-        key="system.target",
-    )
+    return None
 
 
 def _module_found(module: str, folders: list[Path]) -> bool:
