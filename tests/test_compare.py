@@ -115,7 +115,9 @@ def test_threshold_override_and_zero_threshold(tmp_path: Path) -> None:
     head = [case(r["id"], "fail") if i < 5 else r for i, r in enumerate(base)]
     assert run(tmp_path, base, head, Policy(threshold=10)).verdict == "pass"
     one = [case(r["id"], "fail") if i < 1 else r for i, r in enumerate(base)]
-    assert run(tmp_path, base, one, Policy(threshold=0)).verdict == "fail"
+    assert run(tmp_path, base, one, Policy(threshold=0)).verdict == "inconclusive"  # p = .5
+    nine = [case(r["id"], "fail") if i < 9 else r for i, r in enumerate(base)]
+    assert run(tmp_path, base, nine, Policy(threshold=0)).verdict == "fail"  # p = .002
 
 
 def test_blocker_failures_fail_and_say_whether_they_are_new(tmp_path: Path) -> None:
@@ -174,22 +176,32 @@ def test_any_error_on_a_blocking_case_is_an_error_verdict(tmp_path: Path) -> Non
     assert c.new_errors == ["blk"] and c.blocker_failures == []
 
 
-def test_require_significance_blocks_only_significant_drops(tmp_path: Path) -> None:
+def test_a_drop_past_the_threshold_blocks_only_when_significant(tmp_path: Path) -> None:
+    """Repeats 1: the drop test is the one-sided exact McNemar test, at the whole 2% rate in
+    a comparison of one suite; a drop it does not reject is inconclusive (not blocking)."""
     base = passing(40)
     head = [case(r["id"], "fail") if i < 2 else r for i, r in enumerate(base)]  # -5 pts
-    policy = Policy(require_significance=True)
-    c = run(tmp_path, base, head, policy)
-    assert c.delta_points == -5.0 and c.p_value == pytest.approx(mcnemar_exact(2, 0))
-    assert not c.significant and c.verdict == "pass"
-    assert any("not significant" in n and "does not block" in n for n in c.notes)
-    # without the switch the same drop blocks, and the p-value is still reported
-    plain = run(tmp_path, base, head)
-    assert plain.verdict == "fail" and plain.p_value == c.p_value
+    c = run(tmp_path, base, head)
+    assert c.delta_points == -5.0 and c.drop_test is not None
+    assert c.drop_test.method == "mcnemar" and c.drop_test.p_value == pytest.approx(0.25)
+    assert c.verdict == "inconclusive" and c.exit_code == 0
+    assert c.reasons[0].startswith("inconclusive: the pass rate dropped 5.0 points")
+    assert "not significant against no change (p = 0.25" in c.reasons[0]
+    assert "with one run per case the gate cannot tell these changes from noise" in c.reasons[0]
+    blocking = run(tmp_path, base, head, Policy(inconclusive="block"))
+    assert blocking.verdict == "inconclusive" and blocking.exit_code == 1
 
     many = [case(r["id"], "fail") if i < 10 else r for i, r in enumerate(base)]
-    c = run(tmp_path, base, many, policy)
-    assert c.significant and c.verdict == "fail"
-    assert "significant (p = 0.00195 < 0.05)" in c.reasons[0]
+    c = run(tmp_path, base, many)
+    assert c.drop_test is not None and c.drop_test.p_value == pytest.approx(0.5**10)
+    assert c.verdict == "fail" and c.exit_code == 1
+    assert c.reasons[0].startswith(
+        "the pass rate dropped 25.0 points, more than the threshold of 3, and the drop is "
+        "significant against no change (p = 0.000977, one-sided; the bar was 0.02"
+    )
+    # require_significance (the rule before false_block_rate) adds the two-sided test at alpha
+    legacy = run(tmp_path, base, many, Policy(require_significance=True, alpha=0.001))
+    assert legacy.verdict == "inconclusive"
 
 
 def test_statistics_fields_are_filled(tmp_path: Path) -> None:
@@ -395,12 +407,15 @@ def test_json_has_the_stable_keys(tmp_path: Path) -> None:
     data = c.model_dump(mode="json")
     for key in STABLE_KEYS:
         assert key in data
-    assert data["regressions"] == ["a"] and data["verdict"] == "fail"
+    assert data["regressions"] == ["a"] and data["verdict"] == "inconclusive"
 
 
 def test_a_drop_just_over_the_threshold_reads_as_more_than_it(tmp_path: Path) -> None:
-    base = passing(33)
-    head = [case("c-0000", "fail"), *passing(33)[1:]]
+    base = passing(330)
+    head = [case(r["id"], "fail") if i < 10 else r for i, r in enumerate(base)]
     c = run(tmp_path, base, head)
     assert c.verdict == "fail" and c.delta_points is not None and -3.1 < c.delta_points < -3
-    assert c.reasons[0] == "the pass rate dropped 3.03 points, more than the threshold of 3"
+    assert c.reasons[0].startswith("the pass rate dropped 3.03 points, more than the threshold")
+    one = run(tmp_path, passing(33), [case("c-0000", "fail"), *passing(33)[1:]])
+    assert one.verdict == "inconclusive"
+    assert one.reasons[0].startswith("inconclusive: the pass rate dropped 3.03 points")

@@ -124,6 +124,7 @@ def build(root: Path, judge: ModelServer) -> git.Repo:
     (root / "cases" / "support.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = {
         "watch": ["prompts/**", "config/**"],
+        "inconclusive": "block",  # a deterministic app: a drop too small to test still blocks
         "judge": {"kind": "openai", "model": "judge-m", "base_url": judge.openai_base_url},
         "suites": [
             {

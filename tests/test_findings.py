@@ -70,18 +70,32 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "the base shards do not merge: x.jsonl: report not found",
     ),
     (
-        f.Drop(drop_points=3.03, threshold=3),
-        "the pass rate dropped 3.03 points, more than the threshold of 3",
+        f.Drop(
+            drop_points=3.03, threshold=3, p_value=0.0012, bar=0.0031, level=0.005, method="t"
+        ),
+        "the pass rate dropped 3.03 points, more than the threshold of 3, and the drop is "
+        "significant against no change (p = 0.0012, one-sided; the bar was 0.0031, from this "
+        "suite's level of 0.5%, its share of the PR's false-block rate)",
     ),
     (
-        f.SignificantDrop(drop_points=20.0, threshold=3, p_value=0.00195, alpha=0.05),
-        "the pass rate dropped 20.0 points, more than the threshold of 3, and the drop is "
-        "significant (p = 0.00195 < 0.05)",
-    ),
-    (
-        f.InsignificantDrop(drop_points=5.0, threshold=2, p_value=0.25, alpha=0.05),
-        "the pass rate dropped 5.0 points, more than the threshold of 2, but the drop is not "
-        "significant (p = 0.25, alpha 0.05); require_significance is on, so it does not block",
+        f.Inconclusive(
+            why="not_significant",
+            delta_points=-4.2,
+            threshold=3,
+            ci_low_points=-8.9,
+            ci_high_points=0.5,
+            confidence=0.95,
+            p_value=0.04,
+            bar=0.005,
+            level=0.005,
+            more_runs=1240,
+            cases=31,
+        ),
+        "inconclusive: the pass rate dropped 4.2 points (95% interval [−8.9, 0.5]), past the "
+        "threshold of 3, but the drop is not significant against no change (p = 0.04, "
+        "one-sided; the bar is 0.005, from this suite's level of 0.5%, its share of the PR's "
+        "false-block rate); about 1,240 more runs on each side of the 31 cases whose runs "
+        "disagree would decide it, if the estimate stayed where it is",
     ),
     (
         f.WithinThreshold(delta_points=-1.25, threshold=3),
@@ -132,15 +146,19 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "the base has no gate.yml, so the head's policy judges this PR",
     ),
     (
-        f.CoarseSuite(cases=12, case_weight_points=8.333, mde_points=25.7, threshold=3, alpha=0.05),
+        f.CoarseSuite(
+            cases=12, case_weight_points=8.333, detectable_points=25.7, threshold=3, level=0.02
+        ),
         "this suite cannot enforce a 3-point threshold: with 12 cases one case is 8.3 points, "
-        "so a single regression decides, and the smallest drop it would catch with 80% power "
-        "is 25.7 points",
+        "so a single regression decides, and the drop it catches 9 times in 10 is 25.7 points",
     ),
     (
-        f.Underpowered(cases=400, case_weight_points=0.25, mde_points=4.5, threshold=3, alpha=0.1),
-        "the threshold of 3 points is below what this suite can resolve: the smallest drop it "
-        "would catch with 80% power (α 0.1) is 4.5 points; more cases or repeats narrow it",
+        f.Underpowered(
+            cases=400, case_weight_points=0.25, detectable_points=6.5, threshold=3, level=0.005
+        ),
+        "this comparison catches only drops of 6.5 points or more 9 times in 10 (at its level "
+        "of 0.5%): smaller drops past the threshold of 3 are often inconclusive; more cases or "
+        "repeats (or repeats: auto) resolve them",
     ),
     (
         f.OtherSuite(base_suite="one", head_suite="two"),
@@ -173,13 +191,14 @@ def test_every_kind_has_an_example_and_reads_back_from_json() -> None:
 def test_the_words_are_made_where_output_is_rendered(tmp_path: Path) -> None:
     """A comparison holds findings only; every format words them the same way."""
     c = compare(
-        report(tmp_path, "base", [case("a"), case("b"), case("c")]),
-        report(tmp_path, "head", [case("a", "fail"), case("b"), case("d")]),
+        report(tmp_path, "base", [case("a", severity="blocker"), case("b"), case("c")]),
+        report(tmp_path, "head", [case("a", "fail", severity="blocker"), case("b"), case("d")]),
         Policy(),
     )
     assert "reasons" not in Comparison.model_fields
     said = words(c)
-    assert said.reasons == ["the pass rate dropped 50.0 points, more than the threshold of 3"]
+    assert said.reasons[0].startswith("1 blocking case does not pass on head: a (new)")
+    assert said.reasons[1].startswith("also: inconclusive: the pass rate dropped 50.0 points")
     assert said.notes[0].startswith("1 added and 1 removed cases are not in the pass-rate delta")
     shown = Comparison.model_validate_json(render_json(c))
     data = worded(c).model_dump(mode="json")

@@ -152,8 +152,8 @@ def test_giant_ids_and_reasons_still_fit(tmp_path: Path) -> None:
 
 def test_a_tiny_limit_falls_back_to_the_minimal_body(tmp_path: Path) -> None:
     c = compare(
-        report(tmp_path, "base", [case("a")]),
-        report(tmp_path, "head", [case("a", "fail")]),
+        report(tmp_path, "base", [case("a", severity="blocker")]),
+        report(tmp_path, "head", [case("a", "fail", severity="blocker")]),
         Policy(),
     )
     body = render_comment(c, CTX, max_chars=600)
@@ -288,7 +288,10 @@ def test_statistics_section_names_its_methods(tmp_path: Path) -> None:
     assert "exact McNemar test" in body and "p-value:** **0.008**" in body
     assert "95% confidence interval **[" in body
     assert "−20.0 pts" in body
-    assert "`require_significance` is off" in body
+    assert "**Drop test:** **p = 0.004** against no change (one-sided)" in body  # 0.5 ** 8
+    assert "one-sided exact McNemar test of the regressions against the fixes" in body
+    assert "the bar was 0.020, from this suite's level of 2%" in body
+    assert "the fail rule catches a drop of **21.4 pts** 90% of the time" in body
 
 
 def test_chart_labels_are_sanitised(tmp_path: Path) -> None:
@@ -309,9 +312,10 @@ def test_user_templates_extend_ours_and_stay_escaped(tmp_path: Path) -> None:
         '{% extends "gate/comment.md.j2" %}\n'
         "{% block footer %}Team footer: {{ c.cases['a'].head.output }}\n{% endblock %}\n"
     )
+    hostile = "<img src=x onerror=1> @octocat"
     c = compare(
-        report(tmp_path, "base", [case("a")]),
-        report(tmp_path, "head", [case("a", "fail", output="<img src=x onerror=1> @octocat")]),
+        report(tmp_path, "base", [case("a", severity="blocker")]),
+        report(tmp_path, "head", [case("a", "fail", output=hostile, severity="blocker")]),
         Policy(),
     )
     body = render_comment(c, CTX.model_copy(update={"template_dir": folder}))
@@ -326,8 +330,8 @@ def test_user_templates_can_replace_ours_entirely(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "comment.md.j2").write_text("{{ c.verdict | upper }}: {{ c.regressions | length }}\n")
     c = compare(
-        report(tmp_path, "base", [case("a")]),
-        report(tmp_path, "head", [case("a", "fail")]),
+        report(tmp_path, "base", [case("a", severity="blocker")]),
+        report(tmp_path, "head", [case("a", "fail", severity="blocker")]),
         Policy(),
     )
     body = render_comment(c, CTX.model_copy(update={"template_dir": folder}))
@@ -355,9 +359,9 @@ def test_json_is_the_comparison(tmp_path: Path) -> None:
 
 
 def test_junit_is_valid_xml_with_failures_and_errors(tmp_path: Path) -> None:
-    base = [case("p2f"), case("p2e"), case("f2p", "fail"), case("same")]
+    base = [case("p2f", severity="blocker"), case("p2e"), case("f2p", "fail"), case("same")]
     head = [
-        case("p2f", "fail", output="bad \x1b[1m \x00 output <x>"),
+        case("p2f", "fail", output="bad \x1b[1m \x00 output <x>", severity="blocker"),
         case("p2e", "error"),
         case("f2p"),
         case("same"),

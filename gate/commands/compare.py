@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from gate.commands.output import terminal_default, use_colour
-from gate.compare.models import EXIT_CODES
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.inputs.config import load_config
@@ -119,4 +118,4 @@ def handle(args: argparse.Namespace) -> int:
         print(f"{comparison.verdict}: {Path(args.out)}", file=sys.stderr)
     else:
         sys.stdout.write(rendered)
-    return EXIT_CODES[comparison.verdict]
+    return comparison.exit_code

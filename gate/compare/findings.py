@@ -48,6 +48,12 @@ class _Note(_Finding):
     outcome: Literal["note"] = "note"
 
 
+class _Inconclusive(_Finding):
+    """A rule that could not decide: the verdict is inconclusive (blocking or not by policy)."""
+
+    outcome: Literal["inconclusive"] = "inconclusive"
+
+
 # --- errors: the comparison cannot be trusted ---------------------------------------------
 
 
@@ -139,31 +145,38 @@ class ShardsUnmerged(_Error):
 
 
 class Drop(_Fail):
-    """The pass rate dropped by more than the threshold."""
+    """The pass rate dropped by more than the threshold, and the drop is significant against
+    no change at the suite's share of the PR's false-block rate."""
 
     kind: Literal["drop"] = "drop"
     drop_points: float
     threshold: float
+    p_value: float = Field(description="the drop test's, one-sided")
+    bar: float = Field(description="the p-value it had to reach (its look's, if sequential)")
+    level: float = Field(description="the suite's share of the PR's false-block rate")
+    method: str = Field(description="the drop test (gate.compare.droptest.METHODS)")
 
 
-class SignificantDrop(_Fail):
-    """With `require_significance`: a drop beyond the threshold that is also significant."""
+class Inconclusive(_Inconclusive):
+    """The threshold rule could not decide: a drop past the threshold that is not significant
+    (`not_significant`), or repeats: auto spent its budget with the interval still reaching
+    past −threshold (`budget`). `more_runs` runs per side of the `cases` cases whose runs
+    disagree would decide it if the estimate stayed where it is (None: more runs of these
+    cases cannot)."""
 
-    kind: Literal["significant_drop"] = "significant_drop"
-    drop_points: float
+    kind: Literal["inconclusive"] = "inconclusive"
+    why: Literal["not_significant", "budget"]
+    delta_points: float
     threshold: float
-    p_value: float
-    alpha: float
-
-
-class InsignificantDrop(_Note):
-    """With `require_significance`: a drop beyond the threshold that is not significant."""
-
-    kind: Literal["insignificant_drop"] = "insignificant_drop"
-    drop_points: float
-    threshold: float
+    ci_low_points: float | None
+    ci_high_points: float | None
+    confidence: float
     p_value: float | None
-    alpha: float
+    bar: float | None
+    level: float
+    more_runs: int | None = None
+    cases: int | None = None
+    single_runs: bool = Field(False, description="one run per case: no case's noise is known")
 
 
 class WithinThreshold(_Pass):
@@ -263,9 +276,9 @@ class HeadPolicyApplies(_Note):
 class _Resolution(_Note):
     cases: int
     case_weight_points: float = Field(description="what one case moves the pass rate")
-    mde_points: float = Field(description="the smallest drop caught with 80% power")
+    detectable_points: float = Field(description="the drop caught 9 times in 10")
     threshold: float
-    alpha: float
+    level: float = Field(description="the drop test's level (the suite's share)")
 
 
 class CoarseSuite(_Resolution):
@@ -275,7 +288,7 @@ class CoarseSuite(_Resolution):
 
 
 class Underpowered(_Resolution):
-    """The threshold is below the smallest drop the suite catches with 80% power."""
+    """The drop the comparison catches 9 times in 10 is more than 1.5 times the threshold."""
 
     kind: Literal["underpowered"] = "underpowered"
 
@@ -314,8 +327,7 @@ Finding = Annotated[
     | ShardsIncomplete
     | ShardsUnmerged
     | Drop
-    | SignificantDrop
-    | InsignificantDrop
+    | Inconclusive
     | WithinThreshold
     | NoBaseline
     | Blockers

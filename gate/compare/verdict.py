@@ -1,13 +1,20 @@
-"""The verdict: errors first, then the two blocking rules (threshold, blocking cases).
+"""The verdict: errors first, then the blocking rules (threshold, blocking cases, budgets),
+then what could not be decided.
 
-Pure and wordless: each rule that fired, or held, is a `Finding` with its numbers;
-`gate.render.reasons` words them.
+Pure and wordless: each rule that fired, held, or could not decide is a `Finding` with its
+numbers; `gate.render.reasons` words them. The threshold rule fails a suite when the pass
+rate dropped by more than the threshold *and* the drop test rejects "no change" at the
+suite's share of the PR's false-block rate (`gate.compare.droptest`); a drop past the
+threshold that it does not reject, and `repeats: auto` rounds that spent their budget with
+the interval still reaching past −threshold, are `inconclusive`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
+from gate.compare.droptest import METHODS, DropTest
 from gate.compare.findings import (
     Blockers,
     BlockingError,
@@ -15,7 +22,7 @@ from gate.compare.findings import (
     Drop,
     ErrorRate,
     Finding,
-    InsignificantDrop,
+    Inconclusive,
     NoBaseline,
     NoBlockerFails,
     NoHeadResults,
@@ -23,15 +30,15 @@ from gate.compare.findings import (
     OldBlockers,
     Runs,
     SideName,
-    SignificantDrop,
     Underpowered,
     WithinThreshold,
 )
 from gate.compare.lists import CaseLists
 from gate.compare.models import CaseChange, SideCase, SideTotals, Verdict
 from gate.compare.power import Power
-from gate.compare.stats import Significance
 from gate.inputs.policy import Policy
+
+UNDERPOWERED = 1.5  # a note when the drop caught 9 times in 10 is beyond this many thresholds
 
 
 def _error_findings(base: SideTotals, head: SideTotals, policy: Policy) -> list[Finding]:
@@ -63,18 +70,60 @@ def _blocking_errors(changes: dict[str, CaseChange], lists: CaseLists) -> list[F
     return found
 
 
-def _threshold(delta: float | None, stats: Significance, policy: Policy) -> list[Finding]:
-    if delta is None or delta >= -policy.threshold:
+class ThresholdCase(NamedTuple):
+    """What the threshold rule decides on: the delta (points), the drop test, the interval
+    (low, high, confidence), whether the legacy two-sided test holds, whether `repeats: auto`
+    ended undecided (its budget spent, or no case went on), and what would decide it."""
+
+    delta: float | None
+    drop: DropTest | None
+    interval: tuple[float | None, float | None, float]
+    two_sided: bool = True
+    undecided: bool = False
+    to_decide: tuple[int, int] | None = None
+    single_runs: bool = False
+
+
+def threshold_findings(case: ThresholdCase, policy: Policy) -> list[Finding]:
+    """The threshold rule: a drop past the threshold fails when the drop test rejects no
+    change (and, with `require_significance`, the two-sided test too); else it is
+    inconclusive, as are rounds that ended undecided with the interval past −threshold."""
+    delta, drop, (low, high, confidence) = case.delta, case.drop, case.interval
+    if delta is None or drop is None:
         return []
-    drop, threshold = -delta, policy.threshold
-    if not policy.require_significance:
-        return [Drop(drop_points=drop, threshold=threshold)]
-    p = stats.decision_p_value
-    if stats.significant and p is not None:
+    threshold = policy.threshold
+    significant = drop.significant and (case.two_sided or not policy.require_significance)
+    if delta < -threshold and significant:
         return [
-            SignificantDrop(drop_points=drop, threshold=threshold, p_value=p, alpha=policy.alpha)
+            Drop(
+                drop_points=-delta,
+                threshold=threshold,
+                p_value=drop.p_value,
+                bar=drop.bar,
+                level=drop.level,
+                method=METHODS[drop.method],
+            )
         ]
-    return [InsignificantDrop(drop_points=drop, threshold=threshold, p_value=p, alpha=policy.alpha)]
+    past = delta < -threshold
+    if not past and not (case.undecided and low is not None and low < -threshold):
+        return []
+    more, cases = case.to_decide or (None, None)
+    return [
+        Inconclusive(
+            why="not_significant" if past else "budget",
+            delta_points=delta,
+            threshold=threshold,
+            ci_low_points=low,
+            ci_high_points=high,
+            confidence=confidence,
+            p_value=drop.p_value,
+            bar=drop.bar,
+            level=drop.level,
+            more_runs=more,
+            cases=cases,
+            single_runs=case.single_runs,
+        )
+    ]
 
 
 def _runs(change: CaseChange) -> Runs:
@@ -128,7 +177,7 @@ def decide(
     base: SideTotals,
     head: SideTotals,
     delta: float | None,
-    stats: Significance,
+    threshold: Sequence[Finding],
     lists: CaseLists,
     changes: dict[str, CaseChange],
     policy: Policy,
@@ -136,22 +185,26 @@ def decide(
     *,
     baseline: bool = True,
 ) -> tuple[Verdict, list[Finding]]:
-    """The verdict and its findings: errors first, then the blocking rules (threshold, blocking
-    cases, the budgets' findings of `gate.compare.budgets`). With a baseline, a comparison that
+    """The verdict and its findings: errors first, then the blocking rules (`threshold`, the
+    threshold rule's findings; blocking cases; the budgets' findings of
+    `gate.compare.budgets`), then what could not be decided. With a baseline, a comparison that
     paired no case compared nothing: an error, never a pass."""
     errors = _error_findings(base, head, policy) + _blocking_errors(changes, lists)
     if baseline and delta is None and head.n:
         errors.append(NothingCompared(base_cases=base.n, head_cases=head.n))
-    rules = _threshold(delta, stats, policy) + _blockers(lists, changes, policy) + list(budgets)
+    rules = list(threshold) + _blockers(lists, changes, policy) + list(budgets)
     failures: list[Finding] = [f for f in rules if f.outcome == "fail"]
+    undecided: list[Finding] = [f for f in rules if f.outcome == "inconclusive"]
     notes: list[Finding] = [f for f in rules if f.outcome == "note"]
     if errors:
-        return "error", errors + failures + notes
+        return "error", errors + failures + undecided + notes
     if failures:
-        return "fail", failures + notes
+        return "fail", failures + undecided + notes
     blocking_held: list[Finding] = (
         [] if any(isinstance(f, OldBlockers) for f in notes) else [NoBlockerFails()]
     )
+    if undecided:
+        return "inconclusive", [*undecided, *blocking_held, *notes]
     held: Finding = (
         WithinThreshold(delta_points=delta, threshold=policy.threshold)
         if baseline and delta is not None
@@ -161,17 +214,21 @@ def decide(
 
 
 def resolution_findings(power: Power | None, policy: Policy) -> list[Finding]:
-    """A note when the threshold is finer than the suite can resolve: below one case's weight
-    (one case decides) or below the smallest drop caught with 80% power."""
-    if power is None or policy.threshold >= power.mde_points:
+    """A note when the suite cannot enforce the threshold: it is below one case's weight (one
+    case decides), or the drop the comparison catches 9 times in 10 is beyond 1.5 thresholds
+    (smaller drops past the threshold are then often inconclusive)."""
+    if power is None:
         return []
-    kind = CoarseSuite if policy.threshold < power.case_weight_points else Underpowered
+    coarse = policy.threshold < power.case_weight_points
+    if not coarse and power.detectable_points <= UNDERPOWERED * policy.threshold:
+        return []
+    kind = CoarseSuite if coarse else Underpowered
     return [
         kind(
             cases=power.n,
             case_weight_points=power.case_weight_points,
-            mde_points=power.mde_points,
+            detectable_points=power.detectable_points,
             threshold=policy.threshold,
-            alpha=power.alpha,
+            level=power.level,
         )
     ]

@@ -6,14 +6,16 @@ with its reason; a head whose configuration is broken is the user's to fix (exit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gate.compare.droptest import split_levels
 from gate.compare.findings import Finding, NoBaseResults, SideFailed
 from gate.compare.models import Comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
+from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.sides import SideStatus
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
@@ -52,13 +54,56 @@ def judge(
     *,
     baseline: bool = True,
     findings: Sequence[Finding] = (),
+    level: float | None = None,
 ) -> Comparison:
     """The suite's comparison; `baseline` False: a new suite, the head judged alone.
-    `findings` are the flow's own notes (e.g. what the head's policy would change)."""
+    `findings` are the flow's own notes (e.g. what the head's policy would change); `level`
+    the drop test's (the suite's share of the PR's false-block rate)."""
     failed = failed_comparison(run.statuses, suite)
     if failed is not None:
         return failed
     head = read_report(run.reports["head"], fold_attempts=True)
     base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
-    comparison = compare(base, head, policy)
+    comparison = compare(base, head, policy, level)
     return comparison.model_copy(update={"findings": [*comparison.findings, *findings]})
+
+
+def judge_planned(plan: FlowPlan, suite: SuitePlan, run: SuiteRun) -> Comparison:
+    """A suite of the flow judged by the flow's policy, at its first share of the PR's
+    false-block rate (Holm's first step, `split_false_blocks`, may raise it)."""
+    return judge(
+        run,
+        suite.name,
+        plan.policy,
+        baseline=suite.baseline,
+        findings=plan.notes,
+        level=plan.drop_level,
+    )
+
+
+def split_false_blocks(
+    plan: FlowPlan, judged: Mapping[str, tuple[Comparison, dict[str, Path]]]
+) -> dict[str, tuple[Comparison, dict[str, Path]]]:
+    """Holm's procedure over the flow's compared suites (`gate.compare.sequential.holm`): a
+    suite whose drop test rejects only at a later step's larger share is judged again at it.
+    A compared suite without a drop test (an error, nothing paired) counts but never rejects,
+    so the PR's false-block rate holds whatever happened to the others."""
+    names = [s.name for s in plan.compared]
+    shown = [judged.get(name, (None, {}))[0] for name in names]
+    tests = [(c.drop_test, c.delta_points) if c else (None, None) for c in shown]
+    levels = split_levels(tests, plan.policy.false_block_rate, plan.policy.threshold)
+    result = dict(judged)
+    for index, level in levels.items():
+        comparison, reports = judged[names[index]]
+        if level > plan.drop_level and comparison.verdict != "fail" and reports:
+            suite = plan.compared[index]
+            result[suite.name] = (judge_planned_at(plan, suite, reports, level), reports)
+    return result
+
+
+def judge_planned_at(
+    plan: FlowPlan, suite: SuitePlan, reports: dict[str, Path], level: float
+) -> Comparison:
+    """A suite judged again from its reports, at a level Holm's step raised."""
+    run = SuiteRun((), reports)
+    return judge(run, suite.name, plan.policy, findings=plan.notes, level=level)

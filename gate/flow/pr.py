@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
+from gate.compare.models import VERDICT_ORDER, Comparison, exit_code_of, skipped_comparison
 from gate.flow.git import GitRepo
-from gate.flow.judging import SuiteRun, judge
+from gate.flow.judging import SuiteRun, judge_planned, split_false_blocks
 from gate.flow.plan import FlowPlan, SuitePlan, cache_dir, plan_flow
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sides import Side, run_sides, side_env
@@ -35,8 +35,6 @@ from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
 from gate.render import RenderContext, render_comment, render_summary
-
-VERDICT_ORDER = ("error", "fail", "pass", "skipped")
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,11 @@ def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> str:
 
 
 def exit_code(outcomes: Sequence[SuiteOutcome]) -> int:
-    return EXIT_CODES[combined_verdict(outcomes)]
+    """The combined verdict's exit code under the flow's policy (an inconclusive suite blocks
+    only with `inconclusive: block`)."""
+    verdict = combined_verdict(outcomes)
+    policies = [o.comparison.policy for o in outcomes if o.comparison.verdict == verdict]
+    return exit_code_of(verdict, policies[0]) if policies else 0
 
 
 # --- the flow --------------------------------------------------------------------------------
@@ -153,8 +155,10 @@ def _run_suite(
 
 
 def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> list[SuiteOutcome]:
-    """Every suite's verdict rendered as its comment and job summary; skipped ones too."""
+    """Every suite's verdict, after Holm's steps over the suites (`split_false_blocks`),
+    rendered as its comment and job summary; skipped ones too."""
     request, revisions = plan.request, plan.request.revisions
+    judged = split_false_blocks(plan, judged)
     result = []
     for suite in plan.suites:
         if suite.runs:
@@ -179,8 +183,7 @@ def run_flow(plan: FlowPlan) -> list[SuiteOutcome]:
     """Run base and head of the suites that run, compare them by the plan's policy, render."""
 
     def judged(suite: SuitePlan, run: SuiteRun) -> Judged:
-        verdict = judge(run, suite.name, plan.policy, baseline=suite.baseline, findings=plan.notes)
-        return verdict, run.reports
+        return judge_planned(plan, suite, run), run.reports
 
     return outcomes(plan, run_planned(plan, judged))
 

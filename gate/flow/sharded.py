@@ -37,7 +37,7 @@ from gate.compare.findings import (
 )
 from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
-from gate.flow.judging import SuiteRun, failed_comparison, judge
+from gate.flow.judging import SuiteRun, failed_comparison, judge_planned
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.pr import (
     Judged,
@@ -233,8 +233,7 @@ def _finish_suite(plan: FlowPlan, planned: SuitePlan, found: Found, folder: str)
     if problem is not None:
         return Comparison(verdict="error", findings=[problem], suite=suite), {}
     run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
-    comparison = judge(run, suite, plan.policy, baseline=planned.baseline, findings=plan.notes)
-    return comparison, run.reports
+    return judge_planned(plan, planned, run), run.reports
 
 
 def run_finish_flow(plan: FlowPlan, folder: Path) -> list[SuiteOutcome]:

@@ -21,7 +21,7 @@ from gate.compare.models import EXIT_CODES
 from gate.errors import GateError, InputError
 from gate.flow.git import GitRepo
 from gate.flow.plan import plan_flow
-from gate.flow.pr import SuiteOutcome, combined_verdict, run_flow, suite_folder
+from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, run_flow, suite_folder
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sharded import (
     ShardOutcome,
@@ -390,8 +390,10 @@ def _publish(
     for outcome in outcomes:
         reasons = "; ".join(words(outcome.comparison).reasons[:3])
         _say(out, f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}")
-    code = EXIT_CODES[verdict]
-    if verdict == "fail" and not inputs.fail_on_regression:
-        _say(out, workflow.warning("Eval Gate failed; not blocking (fail-on-regression: false)"))
+    code = exit_code(outcomes)
+    if code == EXIT_CODES["fail"] and not inputs.fail_on_regression:
+        _say(
+            out, workflow.warning(f"Eval Gate: {verdict}; not blocking (fail-on-regression: false)")
+        )
         return 0
     return code
