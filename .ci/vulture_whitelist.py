@@ -11,21 +11,8 @@ by_task  # Summary
 output_chars  # SideCase (comparison.json: how long a side's output was)
 heldout_left_out  # RubricComparison (base.md.j2)
 judged_one_side
-new_errors  # Comparison (base.md.j2)
-still_failing
-base_errors
-_.discordant  # PairedCounts (base.md.j2)
-test  # stats results (base.md.j2)
-interval_method
-nonzero
-mean_delta_points
-resamples_test
-resamples_ci
-ci_method
-mid_p_value
-excerpt_lines  # render limits (base.md.j2, macros.md.j2)
-id_chars
-report_hint  # RenderContext (base.md.j2, macros.md.j2)
+nonzero  # ResamplingResult (comparison.json)
+id_chars  # render limits (base.md.j2, macros.md.j2)
 
 # Read by gate/sandbox, which the scan leaves out: gate.yml's sandbox settings, a hidden
 # test's expected value.
@@ -36,7 +23,6 @@ max_processes
 max_open_files
 max_file_mb
 max_output_kb
-prelude
 workers
 uid_base
 
@@ -45,6 +31,7 @@ AnthropicMessagesSystem
 CommandProcessSystem
 HttpServiceSystem
 OpenAIChatSystem
+PromptfooChatSystem
 PythonFunctionSystem
 ReplayFileSystem
 
@@ -61,5 +48,13 @@ summarise
 # Report metadata read by the comment's templates and by users of the report format.
 _.system_config_file
 
-# The power line's standard deviation, part of the json format (compare/power.py).
-_.sd_points
+# jinja2's sandbox reads it: which binary operators go through call_binop (render/environment.py).
+_.intercepted_binops
+
+# PyYAML reads the class attribute: each loader's own implicit resolvers (yaml12.py).
+_.yaml_implicit_resolvers
+
+# Fields of the json format and of the reports' `auto` record, read by their users (the
+# two-sided test's p-value of the statistics; the standard error the rounds aimed at).
+_.decision_p_value
+_.se_target_points

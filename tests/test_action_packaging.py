@@ -79,10 +79,10 @@ def test_dockerfile_copies_every_source_folder_of_the_package() -> None:
 
 def test_action_yml_matches_what_gate_action_reads_and_writes() -> None:
     """Every input action.yml declares is a setting of gate/github/inputs.py and back; every
-    output it declares is one gate/github/action.py writes, and nothing else is written."""
-    from gate.github.action import _outputs
+    output it declares is one gate/github/publish.py writes, and nothing else is written."""
+    from gate.github.publish import outputs
 
     assert set(ACTION["inputs"]) == {name.replace("_", "-") for name in ActionInputs.model_fields}
     for verdict in ("pass", "fail", "error", "skipped", "partial"):
-        written = _outputs(verdict, ["a"], {"base": 1.0, "head": 2.0, "delta": 1.0})
+        written = outputs(verdict, ["a"], {"base": 1.0, "head": 2.0, "delta": 1.0})
         assert set(written) == set(ACTION["outputs"])

@@ -65,7 +65,10 @@ def test_no_gate_yml_on_base_means_the_heads_policy_and_new_suites(tmp_path: Pat
     baseline = read_baseline(git_repo, sha, loaded)
     assert not baseline.has_suite("s") and flow_policy(baseline, loaded).threshold == 9
     (finding,) = policy_findings(baseline, loaded)
-    assert sentence(finding) == "the base has no gate.yml, so the head's policy judges this PR"
+    assert (
+        sentence(finding)
+        == "the base has no gate.yml, so the head's own instrument and policy judge this PR"
+    )
 
 
 def test_a_broken_base_config_is_reported_not_guessed(tmp_path: Path) -> None:

@@ -250,3 +250,38 @@ def test_default_cache_dir_for_both_the_flow_and_a_side(tmp_path: Path) -> None:
     assert default_cache_dir({"GATE_CACHE_DIR": "/c", "XDG_CACHE_HOME": "/x"}) == Path("/c")
     assert default_cache_dir({"GATE_CACHE_DIR": "", "XDG_CACHE_HOME": "/x"}) == Path("/x/eval-gate")
     assert default_cache_dir({"HOME": str(tmp_path)}) == tmp_path / ".cache" / "eval-gate"
+
+
+def test_the_same_request_asked_at_once_costs_one_call(tmp_path: Path) -> None:
+    """Two workers (each with its own cache object on one folder, as the base's and the head's
+    judges) ask the same slow request at once: one call, the other reads its answer."""
+    from gate.inputs.config import ProviderSettings
+    from gate.providers.client import open_client
+    from gate.providers.endpoints import openai_endpoint
+    from gate.providers.wire_formats import Message, OpenAIChatFormat
+
+    with ModelServer(api_key=KEY, latency_s=0.3) as server:
+        environ = {"TEST_KEY": KEY}
+        endpoint = openai_endpoint(server.openai_base_url, "TEST_KEY", environ, "system")
+        settings = ProviderSettings()
+        replies: list[Any] = []
+
+        def ask(other: str) -> None:
+            client = open_client(
+                endpoint, settings, cache=ResponseCache(tmp_path), environ=environ, concurrency=2
+            )
+            for text in ("same", other):
+                messages = [Message(role="user", content=text)]
+                reply = client.chat(OpenAIChatFormat(), "m", messages, {}, repeat=0, deadline=None)
+                replies.append((text, reply.text, reply.cached))
+            client.close()
+
+        workers = [threading.Thread(target=ask, args=(name,)) for name in ("a", "b")]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        assert server.requests == 3  # "same" once, "a" and "b" once each
+        same = [r for r in replies if r[0] == "same"]
+        assert len(same) == 2 and same[0][1] == same[1][1]
+        assert sorted(r[2] for r in same) == [False, True]

@@ -74,14 +74,19 @@ def test_prune_deletes_what_no_run_read_for_keep_days(tmp_path: Path) -> None:
     leftover = cache.path(keys[0]).with_name(f".{keys[0]}.json.abc123.tmp")
     leftover.write_text("half")
     os.utime(leftover, (now - 8 * DAY, now - 8 * DAY))
+    stale_lock, held = (cache.path(k).with_suffix(".lock") for k in keys[:2])  # killed runs'
+    stale_lock.write_text("")
+    os.utime(stale_lock, (now - 8 * DAY, now - 8 * DAY))
+    held.write_text("")  # a run's lock today: kept, and no answer
     other = tmp_path / "v1" / keys[0][:2] / "notes.json"
     other.write_text("not ours")
     os.utime(other, (now - 99 * DAY, now - 99 * DAY))
     size = prune(tmp_path, 7, now=now)
-    assert (size.entries, size.removed) == (2, 3)
+    assert (size.entries, size.removed) == (2, 4)
     assert size.bytes == sum(cache.path(k).stat().st_size for k in keys[:2])
     assert [cache.path(k).exists() for k in keys] == [True, True, False, False]
-    assert not leftover.exists() and other.exists() and (tmp_path / ".gitignore").exists()
+    assert not leftover.exists() and not stale_lock.exists() and held.exists()
+    assert other.exists() and (tmp_path / ".gitignore").exists()
     assert prune(tmp_path / "nothing-here", 7).entries == 0
 
 

@@ -85,19 +85,11 @@ def test_exit_codes_pass_fail_error(project: Project, tmp_path: Path) -> None:
     rows = [case(f"c{i}") for i in range(20)]
     base = write_report(tmp_path, "base", rows)
     same = write_report(tmp_path, "same", rows)
-    worse = write_report(tmp_path, "worse", [case(f"c{i}", "fail") for i in range(8)] + rows[8:])
-    slip = write_report(tmp_path, "slip", [case("c0", "fail"), *rows[1:]])  # one regression
+    worse = write_report(tmp_path, "worse", [case("c0", "fail"), *rows[1:]])
     broken = write_report(tmp_path, "broken", [case(f"c{i}", "error") for i in range(3)] + rows[3:])
     assert run_gate("compare", str(base), str(same), cwd=tmp_path).code == 0
     assert run_gate("compare", str(base), str(worse), cwd=tmp_path).code == 1
-    assert run_gate("compare", str(base), str(worse), "--threshold", "50", cwd=tmp_path).code == 0
-    done = run_gate("compare", str(base), str(slip), "--format", "json", cwd=tmp_path)
-    assert done.code == 0 and json.loads(done.out)["verdict"] == "inconclusive"  # not blocking
-    project.config(
-        {"cases": "x.jsonl", "system": {"kind": "python", "target": "a:b"}, "inconclusive": "block"}
-    )
-    blocking = run_gate("compare", str(base), str(slip), "--config", str(project.root / "gate.yml"))
-    assert blocking.code == 1 and "Eval Gate: inconclusive" in blocking.out
+    assert run_gate("compare", str(base), str(worse), "--threshold", "5", cwd=tmp_path).code == 0
     done = run_gate("compare", str(base), str(broken), "--format", "json", cwd=tmp_path)
     assert done.code == 3 and json.loads(done.out)["verdict"] == "error"
 
@@ -125,8 +117,7 @@ def test_config_supplies_the_policy_and_flags_override_it(tmp_path: Path) -> Non
     )
     elsewhere = tmp_path / "sub"
     elsewhere.mkdir()
-    # the defaults: -5 pts is past 3, but one regression is no evidence: inconclusive, exit 0
-    assert run_gate("compare", str(base), str(head), cwd=elsewhere).code == 0
+    assert run_gate("compare", str(base), str(head), cwd=elsewhere).code == 1  # -5 pts > 3
     assert (
         run_gate(
             "compare", str(base), str(head), "--config", str(tmp_path / "gate.yml"), cwd=elsewhere
@@ -137,8 +128,8 @@ def test_config_supplies_the_policy_and_flags_override_it(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("fmt", ["markdown", "summary", "json", "junit"])
 def test_out_writes_the_file_and_prints_the_verdict(tmp_path: Path, fmt: str) -> None:
-    base = write_report(tmp_path, "base", [case("a", severity="blocker"), case("b")])
-    head = write_report(tmp_path, "head", [case("a", "fail", severity="blocker"), case("b")])
+    base = write_report(tmp_path, "base", [case("a"), case("b")])
+    head = write_report(tmp_path, "head", [case("a", "fail"), case("b")])
     out = tmp_path / "result" / f"comparison.{fmt}"
     done = run_gate("compare", str(base), str(head), "--format", fmt, "--out", str(out))
     assert done.code == 1 and done.out == ""
@@ -169,13 +160,14 @@ def test_links_use_the_repository_and_the_report_shas(tmp_path: Path) -> None:
 
 
 def test_template_dir_from_the_command_line(tmp_path: Path) -> None:
-    base = write_report(tmp_path, "base", [case("a", severity="blocker")])
-    head = write_report(tmp_path, "head", [case("a", "fail", severity="blocker")])
+    base = write_report(tmp_path, "base", [case("a")])
+    head = write_report(tmp_path, "head", [case("a", "fail")])
     folder = tmp_path / "tpl"
     folder.mkdir()
     (folder / "comment.md.j2").write_text("Verdict {{ c.verdict }}\n")
     done = run_gate("compare", str(base), str(head), "--template-dir", str(folder))
-    assert done.out == "<!-- eval-gate:support -->\nVerdict fail\n"
+    top = "❌ **Eval Gate: fail** (support) — pass rate 100.0% → 0.0% (−100.0 pts, threshold 3)"
+    assert done.out == f"<!-- eval-gate:support -->\n{top} · 1 regression\n\nVerdict fail\n"
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,18 @@ def test_the_check_examples_are_valid_cases() -> None:
 
 
 def test_the_pages_are_linked_from_the_readme() -> None:
-    for page in ("docs/cases.md", "docs/config.md"):
+    for page in ("docs/cases.md", "docs/config.md", "docs/promptfoo.md"):
         assert f"]({page}" in README
         assert (Path(REPO) / page).is_file()
+
+
+def test_promptfoo_md_names_what_runs_and_what_does_not() -> None:
+    from gate.inputs.promptfoo.assertions import SUPPORTED
+    from gate.inputs.promptfoo_suite.config import NOT_RUN as CONFIG_KEYS
+    from gate.inputs.promptfoo_suite.tests import NOT_RUN as TEST_KEYS
+    from gate.inputs.promptfoo_suite.tests import OPTIONS_NOT_RUN
+
+    page = (REPO / "docs" / "promptfoo.md").read_text()
+    names = [*SUPPORTED, *CONFIG_KEYS, *TEST_KEYS, *OPTIONS_NOT_RUN, "javascript", "assert-set"]
+    missing = sorted(n for n in names if f"`{n}`" not in page and f"`options.{n}`" not in page)
+    assert missing == []

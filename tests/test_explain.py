@@ -124,7 +124,6 @@ def build(root: Path, judge: ModelServer) -> git.Repo:
     (root / "cases" / "support.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = {
         "watch": ["prompts/**", "config/**"],
-        "inconclusive": "block",  # a deterministic app: a drop too small to test still blocks
         "judge": {"kind": "openai", "model": "judge-m", "base_url": judge.openai_base_url},
         "suites": [
             {
@@ -312,3 +311,50 @@ def test_a_watched_case_file_is_listed_without_its_diff(tmp_path: Path) -> None:
     assert "<code>app/cases.jsonl</code> · modified" in system
     assert "no diff shown \\(it may hold held\\-out cases\\)" in system
     assert "TOPSECRET" not in done.out
+
+
+def test_a_file_only_the_base_read_is_no_longer_read_not_removed(
+    tmp_path: Path, judge: ModelServer
+) -> None:
+    """A PR that points the model config's system prompt at another file, both on the base:
+    neither file changed, the PR changed which one the run reads. "removed" with "git shows no
+    difference" said the opposite of what happened."""
+    root = tmp_path / "repo"
+    system = {"kind": "openai", "model_config": "config/model.yaml", "prompt": "prompts/q.txt"}
+    files = {
+        "prompts/q.txt": "{{ q }}\n",
+        "prompts/terse.txt": "Be terse.\n",
+        "prompts/kind.txt": "Answer in UPPERCASE.\n",
+        "config/model.yaml": "model: m\nsystem: prompts/terse.txt\n",
+        "cases.jsonl": json.dumps(
+            {"id": "a", "input": {"q": "hi"}, "expect": {"contains": ["hi"]}}
+        ),
+        "gate.yml": json.dumps({"cases": "cases.jsonl", "system": system}),
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    repo = git.Repo.init(root, initial_branch="main")
+    repo.index.add(list(files))
+    repo.index.commit("base")
+    repo.git.checkout("-q", "-b", "pr")
+    (root / "config/model.yaml").write_text("model: m\nsystem: prompts/kind.txt\n")
+    env = {
+        "GATE_CACHE_DIR": str(tmp_path / "cache"),
+        "OPENAI_BASE_URL": judge.openai_base_url,
+        "OPENAI_API_KEY": "sk-test",
+    }
+    for head in (None, "committed"):
+        if head:
+            repo.index.add(["config/model.yaml"])
+            repo.index.commit("head")
+        done = run_gate("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
+        assert done.code == 1, done.err  # the head answers in upper case: `contains` fails
+        system_part = done.out[done.out.index("🧾 What the PR changed in the system (3 files)") :]
+        assert "<code>prompts/terse.txt</code> · no longer read · +0 −0" in system_part
+        assert "unchanged: the base's run read it, the head's does not" in system_part
+        assert "<code>prompts/kind.txt</code> · newly read · +0 −0" in system_part
+        assert "unchanged: the head's run reads it, the base's did not" in system_part
+        assert "removed" not in system_part.split("</details>")[0]
+        assert "git shows no difference" not in done.out
+    repo.close()

@@ -10,6 +10,7 @@ from helpers.reports import case, report
 from pydantic import TypeAdapter
 
 from gate.compare import findings as f
+from gate.compare import instrument_findings as i
 from gate.compare.models import Comparison
 from gate.compare.pairing import compare
 from gate.flow.judging import failed_comparison
@@ -70,9 +71,11 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "the base shards do not merge: x.jsonl: report not found",
     ),
     (
-        f.Drop(
-            drop_points=3.03, threshold=3, p_value=0.0012, bar=0.0031, level=0.005, method="t"
-        ),
+        f.Drop(drop_points=3.03, threshold=3),
+        "the pass rate dropped 3.03 points, more than the threshold of 3",
+    ),
+    (
+        f.Drop(drop_points=3.03, threshold=3, p_value=0.0012, bar=0.0031, level=0.005, method="t"),
         "the pass rate dropped 3.03 points, more than the threshold of 3, and the drop is "
         "significant against no change (p = 0.0012, one-sided; the bar was 0.0031, from this "
         "suite's level of 0.5%, its share of the PR's false-block rate)",
@@ -94,8 +97,8 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "inconclusive: the pass rate dropped 4.2 points (95% interval [−8.9, 0.5]), past the "
         "threshold of 3, but the drop is not significant against no change (p = 0.04, "
         "one-sided; the bar is 0.005, from this suite's level of 0.5%, its share of the PR's "
-        "false-block rate); about 1,240 more runs on each side of the 31 cases whose runs "
-        "disagree would decide it, if the estimate stayed where it is",
+        "false-block rate); about 1,240 more runs on each side, over the 31 cases whose runs "
+        "disagree (about 40 each), would decide it if the estimate stayed where it is",
     ),
     (
         f.WithinThreshold(delta_points=-1.25, threshold=3),
@@ -143,7 +146,7 @@ SENTENCES: list[tuple[f.Finding, str]] = [
     ),
     (
         f.HeadPolicyApplies(),
-        "the base has no gate.yml, so the head's policy judges this PR",
+        "the base has no gate.yml, so the head's own instrument and policy judge this PR",
     ),
     (
         f.CoarseSuite(
@@ -158,7 +161,37 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         ),
         "this comparison catches only drops of 6.5 points or more 9 times in 10 (at its level "
         "of 0.5%): smaller drops past the threshold of 3 are often inconclusive; more cases or "
-        "repeats (or repeats: auto) resolve them",
+        "repeats (`repeats: auto` spends them where they decide) resolve them",
+    ),
+    (
+        f.Underpowered(
+            cases=100,
+            case_weight_points=1.0,
+            detectable_points=8.1,
+            threshold=3,
+            level=0.02,
+            advice="budget",
+        ),
+        "this comparison catches only drops of 8.1 points or more 9 times in 10 (at its level "
+        "of 2%): smaller drops past the threshold of 3 are often inconclusive; the rounds of "
+        "`repeats: auto` ended before they reached the design's precision: a larger "
+        "`max_calls_per_case` or `max_cost_usd`, or more cases, resolve them",
+    ),
+    (
+        f.Underpowered(
+            cases=100,
+            case_weight_points=1.0,
+            detectable_points=10.6,
+            threshold=3,
+            level=0.02,
+            se_points=3.9,
+            noise_blocks=0.221,
+            advice="fixed",
+        ),
+        "with a standard error of 3.9 points, noise alone takes this suite past the threshold "
+        "of 3 in about 22.1% of PRs that change nothing, and fixed repeats fail on that alone; "
+        "`repeats: auto` (or `require_significance: true`) blocks only a drop the drop test "
+        "finds, keeping such false blocks under `false_block_rate`",
     ),
     (
         f.OtherSuite(base_suite="one", head_suite="two"),
@@ -170,6 +203,137 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "both sides ran",
     ),
     (f.Skipped(reason="no watched file changed"), "no watched file changed"),
+    # what a PR changes in the instrument, what the head's would say, and the way out
+    (
+        f.BaseUnreadable(problem="gate.yml (base 1234567890ab):2: key 'threshhold': unknown key"),
+        "the base's gate.yml or case files cannot be read, so nothing can measure this PR "
+        "(the head's instrument never takes the base's place): gate.yml (base "
+        "1234567890ab):2: key 'threshhold': unknown key",
+    ),
+    (
+        f.SuiteRemoved(suite="support", head_suites=["support-v2"]),
+        "this PR removes or renames the suite `support` of the base's gate.yml; the head's "
+        "new suite is `support-v2`: its cases would go unmeasured, so it fails",
+    ),
+    (
+        f.CasesRemoved(ids=["a"]),
+        "this PR removes 1 case (a) from the case files: it is still asked of both sides and "
+        "judged as the base defines it",
+    ),
+    (
+        f.CasesAdded(ids=[f"n{k}" for k in range(7)], unjudged=["n6"]),
+        "this PR adds 7 cases (n0, n1, n2, n3, n4 and 2 more): asked of both sides and "
+        "reported apart, outside the pass-rate delta; only a failing blocker among them "
+        "counts (it blocks); 1 case (n6) needs check code or a judge the base does not have, so "
+        "the base cannot judge it: not asked until merged",
+    ),
+    (
+        f.CasesEdited(field="expect", ids=["a", "b"]),
+        "this PR changes the expectations of 2 cases (a, b): the base's definition judges them",
+    ),
+    (
+        f.SeveritiesChanged(
+            changes=[
+                i.SeverityChange(id="a", base="blocker", head="minor"),
+                i.SeverityChange(id="b", base="minor", head="major"),
+            ]
+        ),
+        "this PR lowers the severity of a (blocker → minor) and raises the severity of b "
+        "(minor → major): the base's severities judge it",
+    ),
+    (
+        f.HeldoutChanged(shown=["h1"], hidden=["h2", "h3"]),
+        "this PR stops holding out 1 case (h1) and holds out 2 cases (h2, h3): the base's "
+        "choice applies (a case held out on base stays hidden)",
+    ),
+    (
+        f.CaseFilesChanged(base=["cases/*.jsonl"], head=["evals/support.jsonl"]),
+        "this PR points the suite's `cases:` at evals/support.jsonl (the base reads "
+        "cases/*.jsonl): the base's case files are read",
+    ),
+    (
+        f.WatchNarrowed(removed=["prompts/**"], excluded=["!prompts/experimental/**"]),
+        "this PR narrows `watch` (it drops `prompts/**` and excludes "
+        "`!prompts/experimental/**`): after merge, a change there no longer runs the gate",
+    ),
+    (
+        f.PricesChanged(
+            changes=[
+                i.PriceChange(
+                    model="big",
+                    base={"input": 100.0, "output": 100.0},
+                    head={"input": 0.01, "output": 0.01},
+                ),
+                i.PriceChange(model="new", base=None, head={"input": 1.0, "output": 2.0}),
+            ]
+        ),
+        "this PR changes `prices` (big: {input: 100, output: 100} → {input: 0.01, output: "
+        "0.01}; new: no price → {input: 1, output: 2}): the base's prices cost both sides",
+    ),
+    (
+        f.JudgeChanged(changes=[i.KeyChange(key="model", base="gpt-4o", head="gpt-4o-mini")]),
+        "this PR changes the judge (model: gpt-4o → gpt-4o-mini): the base's judge scores "
+        "both sides",
+    ),
+    (
+        f.SandboxLimitsChanged(changes=[i.KeyChange(key="timeout_s", base=5.0, head=60.0)]),
+        "this PR changes the sandbox's limits (timeout_s: 5 → 60): the base's limits apply to "
+        "both sides",
+    ),
+    (
+        f.TemplatesChanged(base=None, head="tpl", files=["comment.md.j2"]),
+        "this PR changes the comment templates (`templates:` none → tpl): the base's render "
+        "this comment",
+    ),
+    (
+        f.CheckCodeChanged(files=["checks/grade.py"]),
+        "this PR changes the code of `expect.python` checks (`checks/grade.py`): the base's "
+        "code judges",
+    ),
+    (
+        f.SystemChanged(
+            changes=[
+                i.KeyChange(key="kind", base="openai", head="anthropic"),
+                i.KeyChange(key="model_config", base="config/gpt.yaml", head="config/claude.yaml"),
+            ]
+        ),
+        "this PR changes the suite's system (kind: openai → anthropic; model_config: "
+        "config/gpt.yaml → config/claude.yaml): each side runs its own, measured the same way",
+    ),
+    (
+        f.HeadInstrumentUnknown(reason="not every shard job re-judged its answers"),
+        "what the head's own instrument would say is unknown: not every shard job re-judged "
+        "its answers",
+    ),
+    (
+        f.HeadInstrument(
+            verdict="pass",
+            delta_points=-0.4,
+            base_pass_rate=100.0,
+            head_pass_rate=99.6,
+            paired=240,
+            left_out=["faq-001"],
+            judge_calls=4,
+            judge_cached=4,
+        ),
+        "with the head's own cases, checks, judge, prices and policy (the same answers judged "
+        "again, no system call) this PR would read: pass (−0.4 points, 100.0% → 99.6% over "
+        "240 cases): that is how the gate measures once it is merged; 1 case (faq-001) left "
+        "out: this PR changes its input, whose answer was not asked; 4 judge calls, 4 of them "
+        "from the cache",
+    ),
+    (
+        f.Accepted(
+            label="eval-gate: accept",
+            overruled=[
+                f.Drop(drop_points=12.5, threshold=3),
+                f.Blockers(ids=["safe-001"], new_ids=["safe-001"]),
+            ],
+        ),
+        "accepted by the label `eval-gate: accept` on this PR, which without it fails: the "
+        "pass rate dropped 12.5 points, more than the threshold of 3; 1 blocking case does "
+        "not pass on head: safe-001 (new)",
+    ),
 ]
 
 
@@ -191,14 +355,13 @@ def test_every_kind_has_an_example_and_reads_back_from_json() -> None:
 def test_the_words_are_made_where_output_is_rendered(tmp_path: Path) -> None:
     """A comparison holds findings only; every format words them the same way."""
     c = compare(
-        report(tmp_path, "base", [case("a", severity="blocker"), case("b"), case("c")]),
-        report(tmp_path, "head", [case("a", "fail", severity="blocker"), case("b"), case("d")]),
+        report(tmp_path, "base", [case("a"), case("b"), case("c")]),
+        report(tmp_path, "head", [case("a", "fail"), case("b"), case("d")]),
         Policy(),
     )
     assert "reasons" not in Comparison.model_fields
     said = words(c)
-    assert said.reasons[0].startswith("1 blocking case does not pass on head: a (new)")
-    assert said.reasons[1].startswith("also: inconclusive: the pass rate dropped 50.0 points")
+    assert said.reasons == ["the pass rate dropped 50.0 points, more than the threshold of 3"]
     assert said.notes[0].startswith("1 added and 1 removed cases are not in the pass-rate delta")
     shown = Comparison.model_validate_json(render_json(c))
     data = worded(c).model_dump(mode="json")

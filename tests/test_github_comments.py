@@ -89,6 +89,17 @@ def test_a_marker_pasted_by_someone_else_is_not_ours(server: GitHubServer) -> No
     assert stored(server) == [body("spoof"), body("real"), body("ada's")]
 
 
+def test_only_the_first_line_marks_a_comment_as_a_suites(server: GitHubServer) -> None:
+    """Another suite's comment by the bot that carries this suite's marker below its first
+    line (a template printed it, or an output quoted it) is not this suite's."""
+    bot = server.state.tokens[JOB_TOKEN]
+    other = "<!-- eval-gate:other -->"
+    server.state.add_comment(REPO, 12, f"{other}\n{MARKER}\nquoted", bot)
+    result = upsert_comment(client(server), TARGET, body("ours"), MARKER, sleep=lambda s: None)
+    assert result.action == "created"
+    assert stored(server) == [f"{other}\n{MARKER}\nquoted", body("ours")]
+
+
 def test_create_false_only_edits(server: GitHubServer) -> None:
     gh = client(server)
     absent = upsert_comment(gh, TARGET, body("x"), MARKER, create=False, sleep=lambda s: None)

@@ -125,6 +125,26 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
     assert base["cache"]["hits"] == 3
 
 
+def test_a_model_configs_system_prompt_is_no_suite_of_its_own(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """The file a model config's `system:` names is that config's system message: a suite
+    that sent it as the user message would evaluate a prompt nobody uses."""
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/answer.txt": "{{ question }}\n",
+        "prompts/system.txt": "You are the support bot of Acme.\n",
+        "config/model.yaml": "model: gpt-4o-mini\nsystem: prompts/system.txt\n",
+    })  # fmt: skip
+    config, out = init_validate_check(repo, server)
+    assert [s["system"]["prompt"] for s in config["suites"]] == ["prompts/answer.txt"]
+    assert "skipped prompts/system.txt: the system prompt of config/model.yaml" in out
+    assert "found prompt template prompts/system.txt" not in out
+    assert config["watch"] == ["prompts/**", "config/model.yaml"]
+    # It reached the model as the system message of the one suite.
+    systems = [m for e in server.log for m in e.body["messages"] if m["role"] == "system"]
+    assert systems and all(m["content"] == "You are the support bot of Acme." for m in systems)
+
+
 def test_prompts_beside_the_code_pair_with_the_nearest_config(
     tmp_path: Path, server: ModelServer
 ) -> None:
@@ -296,10 +316,11 @@ def test_example_inputs_have_the_shape_the_prompt_reads(tmp_path: Path) -> None:
 
 
 def test_a_nunjucks_prompt_is_skipped_with_its_reason(tmp_path: Path, server: ModelServer) -> None:
-    """promptfoo's prompts are nunjucks: a filter jinja2 lacks (`load`) is no traceback, the
-    prompt is reported as skipped and the others are used."""
+    """promptfoo's prompts are nunjucks: a filter neither engine has (`shout`) is no traceback,
+    the prompt is reported as skipped and the others are used; nunjucks' `dump` is known."""
     repo = make_repo(tmp_path / "repo", {
-        "prompts/weather.txt": "Query: {{ query }}, Location: {{ (context | load).location }}\n",
+        "prompts/weather.txt": "Query: {{ query }}, Location: {{ (context | shout).location }}\n",
+        "prompts/dumped.j2": "Data: {{ data | dump }}\n",
         "prompts/broken.j2": "Hello {{ name \n",
         "prompts/ask.j2": "Question: {{ question }}\n",
         "config/model.yaml": "model: gpt-4o-mini\n",
@@ -307,19 +328,21 @@ def test_a_nunjucks_prompt_is_skipped_with_its_reason(tmp_path: Path, server: Mo
     config, out = init_validate_check(repo, server)
     assert "Traceback" not in out
     assert (
-        "  skipped prompts/weather.txt: not a jinja2 template: No filter named 'load' (line 1)"
+        "  skipped prompts/weather.txt: not a jinja2 template: unknown filter `shout` (line 1)"
         in out
     )
     assert "  skipped prompts/broken.j2: not a jinja2 template: " in out
-    assert [s["system"]["prompt"] for s in config["suites"]] == ["prompts/ask.j2"]
+    assert [s["system"]["prompt"] for s in config["suites"]] == [
+        "prompts/ask.j2", "prompts/dumped.j2"
+    ]  # fmt: skip
     done = gate(repo, "init", "--force", "--prompt", "prompts/weather.txt")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert (
-        "prompts/weather.txt: key `--prompt`: not a jinja2 template: No filter named 'load'"
+        "prompts/weather.txt: key `--prompt`: not a jinja2 template: unknown filter `shout`"
         in done.stderr
     )
     only = make_repo(tmp_path / "only", {
-        "prompts/weather.txt": "{{ (context | load).location }}\n",
+        "prompts/weather.txt": "{{ (context | shout).location }}\n",
         "config/model.yaml": "model: gpt-4o-mini\n",
     })  # fmt: skip
     done = gate(only, "init")
@@ -357,3 +380,31 @@ def test_a_promptfoo_prompt_file_with_separators_is_several_prompts(
     ]
     # each prompt reached the model on its own, never the file with its separators
     assert not any("---" in json.dumps(e.body) for e in server.log)
+
+
+def test_a_promptfoo_config_becomes_the_suite(tmp_path: Path, server: ModelServer) -> None:
+    """A repository that evaluates with promptfoo gets a gate.yml naming its config (no
+    starter cases: its tests are the cases) and a workflow passing its providers' keys."""
+    repo = make_repo(tmp_path / "repo", {
+        "evals/promptfooconfig.yaml": (
+            "prompts: [file://prompts/ask.txt]\n"
+            "providers: [openai:gpt-4o-mini, {id: anthropic:messages:claude-3-5-haiku-latest}]\n"
+            "tests:\n  - vars: {q: Paris}\n    assert: [{type: icontains, value: paris}]\n"
+        ),
+        "evals/prompts/ask.txt": "Tell me about {{ q }}\n",
+    })  # fmt: skip
+    done = gate(repo, "init")
+    assert done.returncode == 0, done.stderr
+    assert "suite evals: the promptfoo config evals/promptfooconfig.yaml (2 pair(s):" in done.stdout
+    assert (
+        "replace them with real ones" not in done.stdout
+        and not (repo / "evals/cases.jsonl").exists()
+    )
+    config = yaml.safe_load((repo / "gate.yml").read_text())
+    assert config["suites"] == [{"name": "evals", "promptfoo": "evals/promptfooconfig.yaml"}]
+    assert set(gate_step(repo)["env"]) == {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    validated = gate(repo, "validate")
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    checked = gate(repo, "check", "--base", "main", server=server)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "[gate] suite evals/prompts/ask.txt/openai:gpt-4o-mini: running head" in checked.stderr

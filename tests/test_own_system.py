@@ -166,7 +166,7 @@ def test_a_provider_named_in_the_model_config_decides_the_side(
     assert "1 regressions" in done.stderr
 
 
-def test_the_head_runs_the_heads_new_case_on_the_base_too(
+def test_the_heads_new_case_is_asked_of_the_base_too(
     tmp_path: Path, servers: tuple[ModelServer, ModelServer]
 ) -> None:
     openai, _ = servers
@@ -174,9 +174,11 @@ def test_the_head_runs_the_heads_new_case_on_the_base_too(
     write(root, {"cases.jsonl": cases(CASES)})
     done = gate("check", "--base", "main", cwd=root)
     assert done.returncode == 0, done.stderr
-    assert "2 cases compared" in done.stdout
+    assert "1 cases compared (1 added by this PR, not in the delta)" in done.stdout
     base = (root / "reports" / "support" / "base.jsonl").read_text().splitlines()[1:]
     assert sorted(json.loads(line)["id"] for line in base) == ["hours", "refund"]
+    added = {json.loads(line)["id"]: json.loads(line)["added"] for line in base}
+    assert added == {"refund": False, "hours": True}
     asked = [e.body["messages"][-1]["content"] for e in openai.log]
     assert asked.count("What are your opening hours?") >= 1  # the new case, asked of the base
 

@@ -19,7 +19,7 @@ def write(root: Path, name: str, text: str) -> Path:
 
 
 def template(tmp_path: Path, text: str) -> PromptTemplate:
-    return PromptTemplate(write(tmp_path, "prompts/p.j2", text), "prompts/p.j2")
+    return PromptTemplate(write(tmp_path, "prompts/p.j2", text), "prompts/p.j2", root=tmp_path)
 
 
 def test_renders_input_keys_and_the_whole_input(tmp_path: Path) -> None:
@@ -156,3 +156,86 @@ def test_a_prompt_that_renders_no_user_message_is_an_error(tmp_path: Path) -> No
     chat = ChatPrompt(tmp_path, "config/model.yaml", "prompts/p.j2", "system")
     with pytest.raises(SystemCallError, match="rendered no user message"):
         chat.render({})
+
+
+def test_includes_imports_and_extends_read_files_of_the_checkout(tmp_path: Path) -> None:
+    """Relative to the prompt's folder or to the checkout's root; every file is known."""
+    write(tmp_path, "prompts/layout.j2", "{% block body %}{% endblock %}\n-- end")
+    write(tmp_path, "prompts/partials/rules.md", "Be kind to {{ name }}.\n[[system]]\nNo jokes.")
+    write(tmp_path, "lib/macros.j2", "{% macro hi(n) %}Hello {{ n | upper }}{% endmacro %}")
+    prompt = template(
+        tmp_path,
+        '{% extends "layout.j2" %}{% block body %}'
+        '{% include "partials/rules.md" %}\n'
+        '{% from "lib/macros.j2" import hi %}{{ hi(name) }}\n'
+        '{% import "lib/macros.j2" as m %}{{ m.hi("x") }}{% endblock %}',
+    )
+    assert prompt.render({"name": "Ann"}) == [
+        Message(role="user", content="Be kind to Ann."),
+        Message(role="system", content="No jokes.\nHello ANN\nHello X\n-- end"),
+    ]
+    shown = [p.relative_to(tmp_path).as_posix() for p in prompt.files]
+    assert shown == [
+        "prompts/p.j2",
+        "prompts/layout.j2",
+        "prompts/partials/rules.md",
+        "lib/macros.j2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tag", "message"),
+    [
+        ('{% include "/etc/passwd" %}', "an absolute path"),
+        ('{% include "../../../../etc/passwd" %}', "outside the checkout"),
+        ('{% import "../secret.j2" as s %}', "outside the checkout"),
+        ('{% include "out.md" %}', "outside the checkout"),  # a symlink leading out
+        ('{% include "inc/" ~ lang ~ ".md" %}', "must name its file as a string"),
+        ('{% include "missing.md" %}', "no such file in prompts or . of the checkout"),
+        ('{% include "prompts/p.j2" %}', "loads itself"),
+        ('{% include "loop.j2" %}', "loads itself"),
+    ],
+)
+def test_a_load_the_prompt_may_not_make_names_the_prompt_file_and_line(
+    tmp_path: Path, tag: str, message: str
+) -> None:
+    root = tmp_path / "repo"
+    write(tmp_path, "secret.j2", "outside")
+    (root / "prompts").mkdir(parents=True)
+    (root / "prompts" / "out.md").symlink_to(tmp_path / "secret.j2")
+    write(root, "prompts/loop.j2", '{% include "prompts/p.j2" %}')
+    with pytest.raises(InputError) as caught:
+        template(root, f"first line\n{tag}\n")
+    error = caught.value
+    assert message in error.message
+    if "loop.j2" in tag:
+        assert (error.file, error.line) == ("prompts/loop.j2", 1)
+    else:
+        assert (error.file, error.line) == ("prompts/p.j2", 2)
+
+
+def test_an_optional_include_may_be_missing_and_is_remembered(tmp_path: Path) -> None:
+    write(tmp_path, "prompts/extra.md", "extra")
+    prompt = template(
+        tmp_path,
+        '{% include "local.md" ignore missing %}{% include ["gone.md", "extra.md"] %}',
+    )
+    assert prompt.render({}) == [Message(role="user", content="extra")]
+    assert prompt.sources.missing == ["prompts/local.md", "local.md", "prompts/gone.md", "gone.md"]
+
+
+def test_an_included_file_keeps_its_own_line_in_errors(tmp_path: Path) -> None:
+    write(tmp_path, "prompts/part.md", "one\ntwo {{ question }}\n")
+    prompt = template(tmp_path, 'x\n{% include "part.md" %}')
+    with pytest.raises(SystemCallError) as caught:
+        prompt.render({})
+    assert str(caught.value) == "prompt prompts/part.md:2: 'question' is undefined"
+    write(tmp_path, "prompts/bad.md", "ok\n{% if %}\n")
+    with pytest.raises(InputError, match=r"^prompts/bad\.md:2: template error"):
+        template(tmp_path, '{% include "bad.md" %}')
+
+
+def test_a_prompt_may_not_change_the_case_input(tmp_path: Path) -> None:
+    prompt = template(tmp_path, "{{ items.append(1) }}{{ items }}")
+    with pytest.raises(SystemCallError, match="blocked by the template sandbox"):
+        prompt.render({"items": []})

@@ -21,6 +21,7 @@ from gate.compare.models import Comparison, skipped_comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
 from gate.inputs.policy import Policy
+from gate.inputs.templates import TemplateSet, read_template_folder
 from gate.render import (
     COMMENT_MAX_CHARS,
     RenderContext,
@@ -152,8 +153,8 @@ def test_giant_ids_and_reasons_still_fit(tmp_path: Path) -> None:
 
 def test_a_tiny_limit_falls_back_to_the_minimal_body(tmp_path: Path) -> None:
     c = compare(
-        report(tmp_path, "base", [case("a", severity="blocker")]),
-        report(tmp_path, "head", [case("a", "fail", severity="blocker")]),
+        report(tmp_path, "base", [case("a")]),
+        report(tmp_path, "head", [case("a", "fail")]),
         Policy(),
     )
     body = render_comment(c, CTX, max_chars=600)
@@ -290,8 +291,15 @@ def test_statistics_section_names_its_methods(tmp_path: Path) -> None:
     assert "−20.0 pts" in body
     assert "**Drop test:** **p = 0.004** against no change (one-sided)" in body  # 0.5 ** 8
     assert "one-sided exact McNemar test of the regressions against the fixes" in body
-    assert "the bar was 0.020, from this suite's level of 2%" in body
+    assert "With fixed repeats it does not decide: a drop past the threshold fails" in body
     assert "the fail rule catches a drop of **21.4 pts** 90% of the time" in body
+    tested = compare(
+        report(tmp_path, "base", base),
+        report(tmp_path, "head", head),
+        Policy(require_significance=True),
+    )
+    body = render_comment(tested, CTX)
+    assert "the bar was 0.020, from this suite's level of 2%" in body
 
 
 def test_chart_labels_are_sanitised(tmp_path: Path) -> None:
@@ -305,6 +313,10 @@ def test_chart_labels_are_sanitised(tmp_path: Path) -> None:
     assert 'x-axis ["evil__ bar _1", "ok-task"]' in chart
 
 
+def folder_templates(folder: Path) -> TemplateSet:
+    return read_template_folder(folder, "templates", within=folder.parent)
+
+
 def test_user_templates_extend_ours_and_stay_escaped(tmp_path: Path) -> None:
     folder = tmp_path / "templates"
     folder.mkdir()
@@ -312,13 +324,12 @@ def test_user_templates_extend_ours_and_stay_escaped(tmp_path: Path) -> None:
         '{% extends "gate/comment.md.j2" %}\n'
         "{% block footer %}Team footer: {{ c.cases['a'].head.output }}\n{% endblock %}\n"
     )
-    hostile = "<img src=x onerror=1> @octocat"
     c = compare(
-        report(tmp_path, "base", [case("a", severity="blocker")]),
-        report(tmp_path, "head", [case("a", "fail", output=hostile, severity="blocker")]),
+        report(tmp_path, "base", [case("a")]),
+        report(tmp_path, "head", [case("a", "fail", output="<img src=x onerror=1> @octocat")]),
         Policy(),
     )
-    body = render_comment(c, CTX.model_copy(update={"template_dir": folder}))
+    body = render_comment(c, CTX.model_copy(update={"templates": folder_templates(folder)}))
     assert body.startswith("<!-- eval-gate:support -->\n❌")
     footer = body[body.index("Team footer:") :]
     assert "&lt;img src=x onerror=1&gt; @\u200docto" in footer
@@ -330,12 +341,13 @@ def test_user_templates_can_replace_ours_entirely(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "comment.md.j2").write_text("{{ c.verdict | upper }}: {{ c.regressions | length }}\n")
     c = compare(
-        report(tmp_path, "base", [case("a", severity="blocker")]),
-        report(tmp_path, "head", [case("a", "fail", severity="blocker")]),
+        report(tmp_path, "base", [case("a")]),
+        report(tmp_path, "head", [case("a", "fail")]),
         Policy(),
     )
-    body = render_comment(c, CTX.model_copy(update={"template_dir": folder}))
-    assert body == "<!-- eval-gate:support -->\nFAIL: 1\n"
+    body = render_comment(c, CTX.model_copy(update={"templates": folder_templates(folder)}))
+    top = "❌ **Eval Gate: fail** (support) — pass rate 100.0% → 0.0% (−100.0 pts, threshold 3)"
+    assert body == f"<!-- eval-gate:support -->\n{top} · 1 regression\n\nFAIL: 1\n"
 
 
 def test_a_broken_user_template_is_an_input_error_naming_file_and_line(tmp_path: Path) -> None:
@@ -344,9 +356,9 @@ def test_a_broken_user_template_is_an_input_error_naming_file_and_line(tmp_path:
     (folder / "comment.md.j2").write_text("line one\n{% if %}\n")
     c = skipped_comparison("x")
     with pytest.raises(InputError) as caught:
-        render_comment(c, CTX.model_copy(update={"template_dir": folder}))
+        render_comment(c, CTX.model_copy(update={"templates": folder_templates(folder)}))
     message = str(caught.value)
-    assert "comment.md.j2:2:" in message and "template error" in message
+    assert message.startswith("templates/comment.md.j2:2: template error")
 
 
 def test_json_is_the_comparison(tmp_path: Path) -> None:
@@ -359,9 +371,9 @@ def test_json_is_the_comparison(tmp_path: Path) -> None:
 
 
 def test_junit_is_valid_xml_with_failures_and_errors(tmp_path: Path) -> None:
-    base = [case("p2f", severity="blocker"), case("p2e"), case("f2p", "fail"), case("same")]
+    base = [case("p2f"), case("p2e"), case("f2p", "fail"), case("same")]
     head = [
-        case("p2f", "fail", output="bad \x1b[1m \x00 output <x>", severity="blocker"),
+        case("p2f", "fail", output="bad \x1b[1m \x00 output <x>"),
         case("p2e", "error"),
         case("f2p"),
         case("same"),

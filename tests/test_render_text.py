@@ -128,9 +128,8 @@ def test_gate_compare_prints_the_text_format(tmp_path: Path) -> None:
     base = write_report(tmp_path, "base", [case("a"), case("b")])
     head = write_report(tmp_path, "head", [case("a", "fail", output="bad"), case("b")])
     done = run_gate("compare", str(base), str(head), "--format", "text", cwd=tmp_path)
-    assert done.code == 0  # one regression of two: inconclusive, which does not block
-    assert done.out.startswith("❔ Eval Gate: inconclusive (support) — pass rate 100.0% → 50.0%")
-    assert "inconclusive: the pass rate dropped 50.0 points" in done.out
+    assert done.code == 1
+    assert done.out.startswith("❌ Eval Gate: fail (support) — pass rate 100.0% → 50.0%")
     assert "    - answer of a\n    + bad" in done.out and "▸ 📐 Statistics" in done.out
     # piped, the default is the Markdown comment
     piped = run_gate("compare", str(base), str(head), cwd=tmp_path)

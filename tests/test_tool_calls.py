@@ -301,3 +301,27 @@ def test_a_held_out_case_keeps_its_calls_out_of_the_report(
     detail = json.loads((p.root / "detail" / "run.jsonl").read_text().splitlines()[1])
     assert detail["tool_calls"][0]["arguments"] == {"location": "Paris", "unit": "celsius"}
     assert detail["finish_reason"] == "tool_calls"
+
+
+def test_the_metadata_names_the_setting_the_pr_changed(tmp_path: Path, server: ModelServer) -> None:
+    """A PR that drops a tool and raises the temperature: the metadata's system row said
+    "(changed)" over two identical cells, since only kind, model and endpoint were shown."""
+    p = project(tmp_path, server, "openai", MODEL)
+    p.cases("cases/tools.jsonl", [calls({"name": "get_time"}, question=TIME_CALL)])
+    gate_run(p, label="base")
+    p.write("config/model.yaml", yaml.safe_dump({**MODEL, "tools": [WEATHER], "temperature": 0.5}))
+    (head,) = gate_run(p, label="head")
+    assert head["status"] == "fail"
+    done = run_gate(
+        "compare", "reports/base.jsonl", "reports/head.jsonl", "--format", "markdown", cwd=p.root
+    )
+    assert done.code == 1, done.err
+    row = next(line for line in done.out.splitlines() if line.startswith("| System (changed) |"))
+    base, head_cell = row.split(" | ")[1:3]
+    assert "**tools: 2 entries**" in base and "**tools: 1 entry**" in head_cell
+    assert "**temperature: none**" in base and "**temperature: 0.5**" in head_cell
+    assert "model: tool\\-model" in base and "**model" not in row  # the same on both: plain
+    text = run_gate(
+        "compare", "reports/base.jsonl", "reports/head.jsonl", "--format", "text", cwd=p.root
+    )
+    assert "tools: 2 entries" in text.out and "tools: 1 entry" in text.out

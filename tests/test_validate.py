@@ -94,6 +94,20 @@ def test_validate_finds_a_template_syntax_error(project: Project) -> None:
     assert done.code == 2 and "prompt.j2:2: template error:" in done.err, done.err
 
 
+def test_validate_finds_an_include_outside_and_a_broken_comment_template(
+    project: Project,
+) -> None:
+    chat_suite(project, 'Q: {{ question }}\n{% include "../secrets.md" %}\n')
+    config = (project.root / "gate.yml").read_text()
+    project.write("gate.yml", config + "templates: tpl\n")
+    project.write("tpl/comment.md.j2", "ok\n{% endblock %}\n")
+    done = run_gate("validate", cwd=project.root)
+    assert done.code == 2, done.err
+    assert "prompt.j2:2: cannot load '../secrets.md': it is outside the checkout" in done.err
+    assert "tpl/comment.md.j2:2: template error: Encountered unknown tag 'endblock'" in done.err
+    assert "Traceback" not in done.err
+
+
 def test_validate_names_gate_yml_line_and_suite_of_a_missing_model_config(
     project: Project,
 ) -> None:

@@ -3,7 +3,8 @@
 Deterministic checks (text, tool calls, then code) run first; the team's own Python checks
 run only when they all hold, and the judge only when those hold too: a failed deterministic
 check is never overridden (not even by a Python check that errs, which would make the case an
-`error` instead of a `fail`).
+`error` instead of a `fail`). A case's promptfoo assertions (`case.assertions`) run as
+promptfoo runs them, every one, scored (`gate.checks.assertions`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gate.checks.assertions import run_assertions
 from gate.checks.base import Check, CheckContext
 from gate.checks.code import CodeChecks
 from gate.checks.python import PythonCheck
@@ -28,13 +30,14 @@ from gate.checks.text import (
 )
 from gate.checks.tools import NoToolCalls, ToolCallsCheck
 from gate.inputs.expect import Expect
-from gate.report.models import CheckResult, JudgeCall
+from gate.inputs.promptfoo.assertions import AssertionSet
+from gate.report.models import CheckResult, JudgeCall, add_calls
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
     from gate.report.output import SystemOutput
 
-__all__ = ["CheckContext", "CheckPlan", "Evaluation", "plan_checks"]
+__all__ = ["CheckContext", "CheckPlan", "Evaluation", "plan_case", "plan_checks"]
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,23 @@ class CheckPlan:
     deterministic: list[Check] = field(default_factory=list)
     python: list[PythonCheck] = field(default_factory=list)
     judge: RubricCheck | None = None
+    assertions: AssertionSet | None = None
 
     @property
     def empty(self) -> bool:
         """No check at all: the case passes whatever the system answers."""
-        return not (self.deterministic or self.python or self.judge)
+        promptfoo = self.assertions is not None and bool(self.assertions.assertions)
+        return not (self.deterministic or self.python or self.judge or promptfoo)
 
     def evaluate(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
+        if self.assertions is not None:
+            found, call = run_assertions(self.assertions, output, case, ctx)
+            rest = self._gate_checks(output, case, ctx)
+            judge = add_calls(call, rest.judge) if call and rest.judge else call or rest.judge
+            return Evaluation(found + rest.results, judge)
+        return self._gate_checks(output, case, ctx)
+
+    def _gate_checks(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
         results: list[CheckResult] = []
         for check in self.deterministic:
             results.extend(check.run(output, case, ctx))
@@ -68,6 +81,13 @@ class CheckPlan:
 
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         return self.evaluate(output, case, ctx).results
+
+
+def plan_case(case: Case) -> CheckPlan:
+    """The checks of a case: its `expect`, and its promptfoo assertions."""
+    plan = plan_checks(case.expect)
+    plan.assertions = case.assertions
+    return plan
 
 
 def plan_checks(expect: Expect) -> CheckPlan:

@@ -7,7 +7,7 @@ their own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
@@ -26,6 +26,13 @@ class JudgeVerdict(BaseModel):
     call: JudgeCall
 
 
+class JudgeReply(BaseModel):
+    """What the judge answered to messages of a check's own (promptfoo's `llm-rubric`)."""
+
+    text: str
+    call: JudgeCall
+
+
 class CodeRunner(Protocol):
     """What code checks need from a sandbox (see `gate.sandbox`)."""
 
@@ -40,9 +47,10 @@ class PythonCheckRunner(Protocol):
     """What `expect.python` checks need: the team's function, run in isolation (see
     `gate.sandbox`), called with the output and the case as plain data."""
 
-    def call_check(self, target: str, output: dict[str, Any], case: dict[str, Any]) -> Any:
+    def call_check(self, target: str, output: Any, case: dict[str, Any]) -> Any:
         """The plain data the check returned; raises `CheckInfraError` saying why there is
-        none (it raised, timed out, did not import, returned something that is not data)."""
+        none (it raised, timed out, did not import, returned something that is not data).
+        A promptfoo assertion passes promptfoo's `(output, context)` instead."""
         ...
 
 
@@ -50,6 +58,10 @@ class Judge(Protocol):
     """What rubric checks need from a judge model (see `gate.checks.judge`)."""
 
     def score(self, case: Case, output: SystemOutput) -> JudgeVerdict: ...
+
+    def ask(self, messages: list[tuple[str, str]]) -> JudgeReply:
+        """The judge's answer to these `(role, content)` messages (raises CheckInfraError)."""
+        ...
 
 
 @dataclass
@@ -59,6 +71,7 @@ class CheckContext:
     sandbox: CodeRunner | None = None
     judge: Judge | None = None
     python: PythonCheckRunner | None = None
+    graders: dict[str, Judge] = field(default_factory=dict)  # llm-rubric's, by `ProviderSpec.key`
 
 
 class Check(Protocol):

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gate.checks.base import JudgeVerdict
+from gate.checks.base import JudgeReply, JudgeVerdict
 from gate.errors import CheckInfraError, SystemCallError
 from gate.inputs.config import JudgeConfig
+from gate.inputs.promptfoo.providers import ProviderSpec
 from gate.providers.client import ProviderClient
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
 from gate.providers.pricing import cost_usd
@@ -145,12 +146,14 @@ class ModelJudge:
         model: str,
         max_tokens: int,
         prices: dict[str, Any],
+        vendor: str = "openai",
     ):
         self.client = client
         self.format = fmt
         self.model = model
         self.params: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens}
         self.prices = prices
+        self.vendor = vendor  # how a promptfoo grading prompt is read as messages
 
     def score(self, case: Case, output: SystemOutput) -> JudgeVerdict:
         messages = judge_messages(case, output.text)
@@ -161,6 +164,17 @@ class ModelJudge:
         except SystemCallError as exc:
             raise CheckInfraError(f"judge: {exc}") from None
         return JudgeVerdict(results=grade(case.expect.rubric, reply.text), call=self._call(reply))
+
+    def ask(self, messages: list[tuple[str, str]]) -> JudgeReply:
+        """The judge's answer to a check's own messages (promptfoo's `llm-rubric`)."""
+        chat = [Message(role=role, content=content) for role, content in messages]  # type: ignore[arg-type]
+        try:
+            reply = self.client.chat(
+                self.format, self.model, chat, self.params, repeat=0, deadline=None
+            )
+        except SystemCallError as exc:
+            raise CheckInfraError(f"judge: {exc}") from None
+        return JudgeReply(text=reply.text, call=self._call(reply))
 
     def _call(self, reply: Reply) -> JudgeCall:
         usage = reply.usage
@@ -186,11 +200,25 @@ def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatF
     return service_endpoint(config.url, config.headers, env.environ, "judge"), ServiceChatFormat()
 
 
+def grader_config(spec: ProviderSpec) -> JudgeConfig:
+    """A promptfoo grading provider (`llm-rubric`'s `provider`) as a judge: promptfoo's
+    endpoint keys and its default `max_tokens` (1024)."""
+    config = spec.config
+    base = f"https://{config['apiHost']}/v1" if config.get("apiHost") else config.get("apiBaseUrl")
+    return JudgeConfig(
+        kind=spec.vendor,
+        model=spec.model,
+        base_url=base,
+        api_key_env=config.get("apiKeyEnvar"),
+        max_tokens=int(config.get("max_tokens", 1024)),
+    )
+
+
 @contextmanager
-def open_judge(config: JudgeConfig, env: SystemEnv) -> Iterator[ModelJudge]:
+def open_judge(config: JudgeConfig, env: SystemEnv, role: str = "judge") -> Iterator[ModelJudge]:
     endpoint, fmt = judge_endpoint(config, env)
-    client = client_for(endpoint, config, env, role="judge")
-    judge = ModelJudge(client, fmt, config.model or "", config.max_tokens, env.prices)
+    client = client_for(endpoint, config, env, role=role)
+    judge = ModelJudge(client, fmt, config.model or "", config.max_tokens, env.prices, config.kind)
     try:
         yield judge
     finally:

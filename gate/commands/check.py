@@ -12,6 +12,7 @@ from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
 from gate.inputs.policy import policy_value
 from gate.render import render_text
+from gate.render.headline import accepted_by
 from gate.render.reasons import words
 from gate.render.values import pct, pts
 
@@ -61,6 +62,14 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="draw fresh answers: ignore and do not write the response cache (rerun a noise fail)",
     )
+    p.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a label of the PR (repeatable): with the base policy's accept_label "
+        "(`eval-gate: accept`) a fail is accepted, as it would be on GitHub",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -68,12 +77,14 @@ def headline(outcome: SuiteOutcome) -> str:
     c = outcome.comparison
     if c.verdict == "skipped":
         return f"{outcome.suite}: skipped: {'; '.join(words(c).reasons)}"
-    if c.verdict == "error" and c.base_pass_rate is None:
-        return f"{outcome.suite}: error: {'; '.join(words(c).reasons)}"
+    if not c.head.n:  # nothing ran: a side could not, or the PR removed the suite
+        return f"{outcome.suite}: {c.verdict}: {'; '.join(words(c).reasons)}"
+    label = accepted_by(c)
     return (
         f"{outcome.suite}: {c.verdict}: pass rate {pct(c.base_pass_rate)} -> "
         f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "
         f"{len(c.regressions)} regressions, {len(c.fixes)} fixes"
+        + (f" (a fail, accepted by the label {label!r})" if label else "")
     )
 
 
@@ -100,6 +111,7 @@ def handle(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
         use_cache=not args.no_cache,
+        labels=args.label,
     )
     shown = "summary" if args.summary else (args.format or terminal_default())
     for outcome in outcomes:

@@ -10,11 +10,12 @@ from typing import Any
 
 from gate.commands.output import terminal_default, use_colour
 from gate.compare.pairing import compare
-from gate.errors import InputError
 from gate.inputs.config import load_config
 from gate.inputs.policy import Policy, parse_severities, policy_value
+from gate.inputs.templates import read_template_folder
 from gate.render import (
     RenderContext,
+    check_templates,
     render_comment,
     render_json,
     render_junit,
@@ -23,6 +24,7 @@ from gate.render import (
 )
 from gate.report.files import atomic_write
 from gate.report.io import read_report
+from gate.run.provenance import find_repo_root
 
 FORMATS = ("markdown", "summary", "json", "junit", "text")
 
@@ -88,8 +90,11 @@ def _policy_and_templates(args: argparse.Namespace) -> tuple[Policy, Path | None
 
 def handle(args: argparse.Namespace) -> int:
     policy, template_dir = _policy_and_templates(args)
-    if template_dir is not None and not template_dir.is_dir():
-        raise InputError("template folder not found", file=template_dir, key="templates")
+    templates = None
+    if template_dir is not None:
+        within = find_repo_root(template_dir) or template_dir
+        templates = read_template_folder(template_dir, str(template_dir), within=within)
+        check_templates(templates)
     base = read_report(args.base, fold_attempts=True)
     head = read_report(args.head, fold_attempts=True)
     # The reports live until exit: keep the cyclic GC from rescanning their ~10 objects per case
@@ -104,7 +109,7 @@ def handle(args: argparse.Namespace) -> int:
         base_sha=args.base_sha or base.meta.git_sha,
         run_url=args.run_url,
         report_hint=str(Path(args.head)),
-        template_dir=template_dir.resolve() if template_dir else None,
+        templates=templates,
     )
     rendered = {
         "markdown": lambda: render_comment(comparison, ctx),

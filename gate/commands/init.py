@@ -11,6 +11,7 @@ from gate.init.detect import scan
 from gate.init.files import files_for, write_files
 from gate.init.overrides import apply_overrides
 from gate.init.plan import make_plan
+from gate.init.promptfoo import promptfoo_configs, promptfoo_plan
 
 
 def add_parser(sub: Any) -> None:
@@ -39,7 +40,9 @@ def handle(args: argparse.Namespace) -> int:
     found = apply_overrides(
         scan(root), root, prompts=args.prompt, model_config=args.model_config, target=args.target
     )
-    plan = make_plan(found)
+    configs = promptfoo_configs(found.promptfoo)
+    named = args.prompt or args.model_config or args.target
+    plan = promptfoo_plan(root, configs) if configs and not named else make_plan(found)
     files = files_for(plan)
     written = write_files(root, files, force=args.force)
     print(f"gate init in {root}")
@@ -54,8 +57,13 @@ def handle(args: argparse.Namespace) -> int:
     for verb, name in written:
         print(f"{verb} {name}")
     config_path = Path(args.dir) / "gate.yml"
+    examples = (
+        ""
+        if all(s.promptfoo for s in plan.suites)
+        else ("The cases are examples (metadata.example): replace them with real ones. ")
+    )
     print(
-        "The cases are examples (metadata.example): replace them with real ones. Next:\n"
+        f"{examples}Next:\n"
         f"  gate validate -c {config_path}\n"
         f"  gate check -c {config_path}   # against origin/HEAD, else main; --base REF"
     )

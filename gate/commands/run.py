@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--cases-from",
         metavar="FILE",
-        help="with --append: the ids (one a line) of the cases to run again",
+        help="the ids (one a line) of the cases to run; with --append: to run again",
     )
     p.add_argument(
         "--append",
@@ -47,7 +47,31 @@ def add_parser(sub: Any) -> None:
         "--system-config",
         metavar="FILE",
         help="this side's own gate.yml: its suite's `system` and sandbox.pythonpath/prelude run, "
-        "measured with --config's cases, checks and judge (the PR flow's base side)",
+        "measured with --config's cases, checks, judge, prices and sandbox limits (the PR "
+        "flow's head side, measured with the base's)",
+    )
+    p.add_argument(
+        "--checks-root",
+        metavar="DIR",
+        help="the checkout whose code judges: `expect.python` modules and the sandbox's "
+        "pythonpath of the checks (default: --root; the PR flow: the base's, for both sides)",
+    )
+    p.add_argument(
+        "--added-cases",
+        metavar="FILE",
+        help="a gate.yml whose suite of the same name brings more cases: those whose id "
+        "--config's suite lacks are asked too, marked `added` (the PR flow: the PR's cases)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="the response cache folder (default: cache.dir, $GATE_CACHE_DIR, ...)",
+    )
+    p.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="answer from this recording (`--record`'s file) instead of calling the system: "
+        "re-judge the same answers with --config's instrument",
     )
     p.add_argument(
         "--heldout-detail",
@@ -61,9 +85,10 @@ def add_parser(sub: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
     own = load_config(args.system_config) if args.system_config else None
+    added = load_config(args.added_cases) if args.added_cases else None
     shard = Shard.parse(args.shard) if args.shard else None
-    if args.append != bool(args.cases_from):
-        raise InputError("--append and --cases-from go together", key="--append")
+    if args.append and not args.cases_from:
+        raise InputError("--append needs --cases-from: the cases to run again", key="--append")
     names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
     if args.suite:
         loaded.config.suite(args.suite)
@@ -86,6 +111,10 @@ def handle(args: argparse.Namespace) -> int:
             show_progress=not args.quiet,
             system_config=own,
             heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
+            checks_root=Path(args.checks_root) if args.checks_root else None,
+            added_from=added,
+            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+            answers=Path(args.answers) if args.answers else None,
         )
         if request.append:  # the rounds of repeats: auto: more runs of some cases
             from gate.run.extend import extend_side

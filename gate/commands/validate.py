@@ -1,7 +1,8 @@
 """`gate validate`: lint the config and suites, find what `gate run` would reject (missing
 system files, prompts that do not render for a case, a pythonpath that is not a folder, a
-target that does not import, a python check's missing module), warn about cases with no
-expectation (they always pass), and check every case's `reference` (`gate.run.validation`)."""
+target that does not import, a python check's missing module, comment templates that do not
+compile), warn about cases with no expectation (they always pass), and check every case's
+`reference` (`gate.run.validation`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.config import load_config
+from gate.flow.plan import comment_templates
+from gate.inputs.config import LoadedConfig, load_config
+from gate.render import check_templates
 from gate.run.validation import SuiteReferences, check_references, rejected
 
 
@@ -36,7 +39,7 @@ def handle(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
     names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
     root = Path(args.root).resolve()
-    problems = rejected(loaded, names, root)
+    problems = rejected(loaded, names, root) + template_problems(loaded, root)
     if problems:
         for problem in problems:
             print(f"gate: error: {problem}", file=sys.stderr)
@@ -56,6 +59,17 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print_text(suites)
     return 1 if broken else 0
+
+
+def template_problems(loaded: LoadedConfig, root: Path) -> list[InputError]:
+    """The comment templates read from the checkout as the flow reads them, and compiled."""
+    try:
+        templates = comment_templates(loaded, root)
+        if templates is not None:
+            check_templates(templates)
+    except InputError as exc:
+        return [exc]
+    return []
 
 
 def print_text(suites: list[SuiteReferences]) -> None:

@@ -53,11 +53,18 @@ class DropTest(BaseModel):
     fixed: int = 0
     looks: list[Look] = Field(default_factory=list, description="sequential: every round's look")
     significant: bool
+    decides: bool = Field(
+        True,
+        description="the test decides the threshold rule (repeats: auto, require_significance); "
+        "false: fixed repeats, where a drop past the threshold fails on its own",
+    )
 
     def at(self, level: float) -> DropTest:
         """The same evidence judged at another level (Holm's step to the next suite)."""
         if self.method == "sequential":
             return sequential_test(self.looks, self.threshold, level)
+        if not self.decides:
+            return self.model_copy(update={"level": level, "bar": level})
         return self.model_copy(
             update={"level": level, "bar": level, "significant": self.p_value <= level}
         )
@@ -174,7 +181,7 @@ def split_levels(
     counts): the suites it rejects, each with the level it rejected them at."""
 
     def rejects(drop: DropTest | None, delta: float | None) -> Callable[[float], bool]:
-        if drop is None or delta is None or delta >= -threshold:
+        if drop is None or not drop.decides or delta is None or delta >= -threshold:
             return lambda level: False
         return lambda level: drop.at(level).significant
 

@@ -12,56 +12,45 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
-SideName = Literal["base", "head"]
-BudgetMetric = Literal["cost", "tokens", "latency_p95"]
-
-
-class _Finding(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    kind: str  # each kind narrows it to its own name; first in the json
-
-
-class _Error(_Finding):
-    """The comparison cannot be trusted: the verdict is error."""
-
-    outcome: Literal["error"] = "error"
-
-
-class _Fail(_Finding):
-    """A rule that blocks the PR."""
-
-    outcome: Literal["fail"] = "fail"
-
-
-class _Pass(_Finding):
-    """A rule that held."""
-
-    outcome: Literal["pass"] = "pass"
-
-
-class _Note(_Finding):
-    """Worth knowing; decides nothing."""
-
-    outcome: Literal["note"] = "note"
-
-
-class _Inconclusive(_Finding):
-    """A rule that could not decide: the verdict is inconclusive (blocking or not by policy)."""
-
-    outcome: Literal["inconclusive"] = "inconclusive"
-
+from gate.compare.finding_base import (
+    Advice,
+    BudgetMetric,
+    ErrorFinding,
+    FailFinding,
+    FindingBase,
+    InconclusiveFinding,
+    NoteFinding,
+    PassFinding,
+    SideName,
+)
+from gate.compare.instrument_findings import (
+    CaseFilesChanged,
+    CasesAdded,
+    CasesEdited,
+    CasesRemoved,
+    CheckCodeChanged,
+    HeadInstrumentUnknown,
+    HeldoutChanged,
+    JudgeChanged,
+    PricesChanged,
+    SandboxLimitsChanged,
+    SeveritiesChanged,
+    SuiteRemoved,
+    SystemChanged,
+    TemplatesChanged,
+    WatchNarrowed,
+)
 
 # --- errors: the comparison cannot be trusted ---------------------------------------------
 
 
-class NoHeadResults(_Error):
+class NoHeadResults(ErrorFinding):
     kind: Literal["no_head_results"] = "no_head_results"
 
 
-class ErrorRate(_Error):
+class ErrorRate(ErrorFinding):
     """More of a side's cases ended in an error than `max_error_rate` allows."""
 
     kind: Literal["error_rate"] = "error_rate"
@@ -72,7 +61,7 @@ class ErrorRate(_Error):
     limit_pct: float
 
 
-class BlockingError(_Error):
+class BlockingError(ErrorFinding):
     """Cases of a blocking severity ended in an error on a side."""
 
     kind: Literal["blocking_error"] = "blocking_error"
@@ -80,7 +69,7 @@ class BlockingError(_Error):
     ids: list[str]
 
 
-class NothingCompared(_Error):
+class NothingCompared(ErrorFinding):
     """There is a baseline, but no case ran on both sides."""
 
     kind: Literal["nothing_compared"] = "nothing_compared"
@@ -88,7 +77,7 @@ class NothingCompared(_Error):
     head_cases: int
 
 
-class SideFailed(_Error):
+class SideFailed(ErrorFinding):
     """A side's `gate run` (of one shard, in the sharded mode) ended without a report."""
 
     kind: Literal["side_failed"] = "side_failed"
@@ -98,13 +87,21 @@ class SideFailed(_Error):
     error: str | None = Field(None, description="the run's last error line")
 
 
-class NoBaseResults(_Error):
+class BaseUnreadable(ErrorFinding):
+    """The base's gate.yml or case files cannot be read: nothing measures the PR (the head's
+    instrument never takes the base's place)."""
+
+    kind: Literal["base_unreadable"] = "base_unreadable"
+    problem: str
+
+
+class NoBaseResults(ErrorFinding):
     """The base side could not run: without its results nothing is compared, never a pass."""
 
     kind: Literal["no_base_results"] = "no_base_results"
 
 
-class ShardsMissing(_Error):
+class ShardsMissing(ErrorFinding):
     """`mode: finish` found no shard report of the suite."""
 
     kind: Literal["shards_missing"] = "shards_missing"
@@ -117,7 +114,7 @@ class ShardFile(BaseModel):
     path: str
 
 
-class ShardsStale(_Error):
+class ShardsStale(ErrorFinding):
     """Shard reports of other commits than the ones this job compares."""
 
     kind: Literal["shards_stale"] = "shards_stale"
@@ -126,14 +123,14 @@ class ShardsStale(_Error):
     stale: list[ShardFile]
 
 
-class ShardsIncomplete(_Error):
+class ShardsIncomplete(ErrorFinding):
     """A shard is missing or there twice (`problem`: which, as the merge check says)."""
 
     kind: Literal["shards_incomplete"] = "shards_incomplete"
     problem: str
 
 
-class ShardsUnmerged(_Error):
+class ShardsUnmerged(ErrorFinding):
     """A side's shard reports do not merge into one report."""
 
     kind: Literal["shards_unmerged"] = "shards_unmerged"
@@ -144,20 +141,26 @@ class ShardsUnmerged(_Error):
 # --- the threshold rule ------------------------------------------------------------------
 
 
-class Drop(_Fail):
-    """The pass rate dropped by more than the threshold, and the drop is significant against
-    no change at the suite's share of the PR's false-block rate."""
+class Drop(FailFinding):
+    """The pass rate dropped by more than the threshold; where the drop test decides
+    (`repeats: auto`, `require_significance`), the drop is also significant against no change
+    at the suite's share of the PR's false-block rate (its numbers are set)."""
 
     kind: Literal["drop"] = "drop"
     drop_points: float
     threshold: float
-    p_value: float = Field(description="the drop test's, one-sided")
-    bar: float = Field(description="the p-value it had to reach (its look's, if sequential)")
-    level: float = Field(description="the suite's share of the PR's false-block rate")
-    method: str = Field(description="the drop test (gate.compare.droptest.METHODS)")
+    p_value: float | None = Field(
+        None,
+        description="the drop test's, one-sided (None: fixed repeats, the test did not decide)",
+    )
+    bar: float | None = Field(
+        None, description="the p-value it had to reach (its look's, if sequential)"
+    )
+    level: float | None = Field(None, description="the suite's share of the PR's false-block rate")
+    method: str | None = Field(None, description="the drop test (gate.compare.droptest.METHODS)")
 
 
-class Inconclusive(_Inconclusive):
+class Inconclusive(InconclusiveFinding):
     """The threshold rule could not decide: a drop past the threshold that is not significant
     (`not_significant`), or repeats: auto spent its budget with the interval still reaching
     past −threshold (`budget`). `more_runs` runs per side of the `cases` cases whose runs
@@ -179,13 +182,13 @@ class Inconclusive(_Inconclusive):
     single_runs: bool = Field(False, description="one run per case: no case's noise is known")
 
 
-class WithinThreshold(_Pass):
+class WithinThreshold(PassFinding):
     kind: Literal["within_threshold"] = "within_threshold"
     delta_points: float
     threshold: float
 
 
-class NoBaseline(_Pass):
+class NoBaseline(PassFinding):
     """A new suite: the threshold rule does not apply, the head is judged alone."""
 
     kind: Literal["no_baseline"] = "no_baseline"
@@ -204,7 +207,7 @@ class Runs(BaseModel):
     head_runs: int
 
 
-class Blockers(_Fail):
+class Blockers(FailFinding):
     """Cases of a blocking severity that do not pass on head."""
 
     kind: Literal["blockers"] = "blockers"
@@ -213,7 +216,7 @@ class Blockers(_Fail):
     runs: dict[str, Runs] = Field(default_factory=dict, description="the repeated ones")
 
 
-class OldBlockers(_Note):
+class OldBlockers(NoteFinding):
     """`blockers: new`: failing blocking cases that did not pass every run on base."""
 
     kind: Literal["old_blockers"] = "old_blockers"
@@ -221,14 +224,14 @@ class OldBlockers(_Note):
     runs: dict[str, Runs] = Field(default_factory=dict, description="the repeated ones")
 
 
-class NoBlockerFails(_Pass):
+class NoBlockerFails(PassFinding):
     kind: Literal["no_blocker_fails"] = "no_blocker_fails"
 
 
 # --- budgets -----------------------------------------------------------------------------
 
 
-class BudgetExceeded(_Fail):
+class BudgetExceeded(FailFinding):
     """A usage metric rose by more than its budget (percent of the base)."""
 
     kind: Literal["budget"] = "budget"
@@ -237,12 +240,12 @@ class BudgetExceeded(_Fail):
     limit_pct: float
 
 
-class BudgetFromZero(_Fail):
+class BudgetFromZero(FailFinding):
     kind: Literal["budget_from_zero"] = "budget_from_zero"
     metric: BudgetMetric
 
 
-class BudgetUnmeasured(_Note):
+class BudgetUnmeasured(NoteFinding):
     """A side did not report the metric, so its budget was not checked."""
 
     kind: Literal["budget_unmeasured"] = "budget_unmeasured"
@@ -260,25 +263,30 @@ class PolicyChange(BaseModel):
     head: JsonValue
 
 
-class HeadPolicyChanges(_Note):
+class HeadPolicyChanges(NoteFinding):
     """The head's gate.yml changes the policy: the base's judges this PR."""
 
     kind: Literal["head_policy_changes"] = "head_policy_changes"
     changes: list[PolicyChange]
 
 
-class HeadPolicyApplies(_Note):
+class HeadPolicyApplies(NoteFinding):
     """The base has no gate.yml, so the head's policy judges the PR."""
 
     kind: Literal["head_policy_applies"] = "head_policy_applies"
 
 
-class _Resolution(_Note):
+class _Resolution(NoteFinding):
     cases: int
     case_weight_points: float = Field(description="what one case moves the pass rate")
     detectable_points: float = Field(description="the drop caught 9 times in 10")
     threshold: float
     level: float = Field(description="the drop test's level (the suite's share)")
+    se_points: float | None = Field(None, description="the delta's standard error")
+    noise_blocks: float | None = Field(
+        None, description="the chance that noise alone takes a no-op PR past the threshold"
+    )
+    advice: Advice = Field("tested", description="what resolves it (see the sentence)")
 
 
 class CoarseSuite(_Resolution):
@@ -288,18 +296,20 @@ class CoarseSuite(_Resolution):
 
 
 class Underpowered(_Resolution):
-    """The drop the comparison catches 9 times in 10 is more than 1.5 times the threshold."""
+    """The suite cannot enforce the threshold as the gate applies it: with the threshold rule
+    alone, noise crosses it in more no-op PRs than `false_block_rate`; where the drop test
+    decides, the drop it catches 9 times in 10 is more than 1.5 times the threshold."""
 
     kind: Literal["underpowered"] = "underpowered"
 
 
-class OtherSuite(_Note):
+class OtherSuite(NoteFinding):
     kind: Literal["other_suite"] = "other_suite"
     base_suite: str
     head_suite: str
 
 
-class Unpaired(_Note):
+class Unpaired(NoteFinding):
     """Cases in one report only: not in the pass-rate delta."""
 
     kind: Literal["unpaired"] = "unpaired"
@@ -307,7 +317,36 @@ class Unpaired(_Note):
     removed: int
 
 
-class Skipped(_Finding):
+class HeadInstrument(NoteFinding):
+    """What the head's own instrument (its cases, checks, judge, prices, policy) says of the
+    same answers: the verdict once the PR is merged. Both sides' recorded answers re-judged,
+    so no system is called; `left_out` are cases whose input the PR changes (their answers
+    to the new input were never asked)."""
+
+    kind: Literal["head_instrument"] = "head_instrument"
+    verdict: Literal["pass", "fail", "error"]
+    delta_points: float | None = None
+    base_pass_rate: float | None = None
+    head_pass_rate: float | None = None
+    paired: int = 0
+    decisive: list[Finding] = Field(
+        default_factory=list, description="the error and fail findings of that verdict"
+    )
+    left_out: list[str] = Field(default_factory=list)
+    judge_calls: int = Field(0, description="judge calls of the re-judging, cached or not")
+    judge_cached: int = 0
+
+
+class Accepted(PassFinding):
+    """A `fail` turned into a pass by the PR label the base's policy names (`accept_label`);
+    `overruled` are the findings that failed it."""
+
+    kind: Literal["accepted"] = "accepted"
+    label: str
+    overruled: list[Finding]
+
+
+class Skipped(FindingBase):
     """Nothing ran (the verdict is skipped); `reason` as the change detection gave it."""
 
     kind: Literal["skipped"] = "skipped"
@@ -322,6 +361,7 @@ Finding = Annotated[
     | NothingCompared
     | SideFailed
     | NoBaseResults
+    | BaseUnreadable
     | ShardsMissing
     | ShardsStale
     | ShardsIncomplete
@@ -342,6 +382,26 @@ Finding = Annotated[
     | Underpowered
     | OtherSuite
     | Unpaired
+    | HeadInstrument
+    | Accepted
+    | SuiteRemoved
+    | CasesRemoved
+    | CasesAdded
+    | CasesEdited
+    | SeveritiesChanged
+    | HeldoutChanged
+    | CaseFilesChanged
+    | WatchNarrowed
+    | PricesChanged
+    | JudgeChanged
+    | SandboxLimitsChanged
+    | TemplatesChanged
+    | CheckCodeChanged
+    | SystemChanged
+    | HeadInstrumentUnknown
     | Skipped,
     Field(discriminator="kind"),
 ]
+
+HeadInstrument.model_rebuild()
+Accepted.model_rebuild()

@@ -27,6 +27,7 @@ class CaseLists:
     still_failing: list[str] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    added_by_pr: list[str] = field(default_factory=list)
     blocker_failures: list[str] = field(default_factory=list)
     new_blocker_failures: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -75,7 +76,9 @@ def _by_fraction(lists: CaseLists, change: CaseChange) -> None:
 
 def _add(lists: CaseLists, change: CaseChange, repeated: bool) -> None:
     base, head = change.statuses
-    if head is None:
+    if change.added_by_pr:  # outside the delta: no regression or fix, only what blocks
+        lists.added_by_pr.append(change.id)
+    elif head is None:
         lists.removed.append(change.id)
     elif base is None:
         lists.added.append(change.id)

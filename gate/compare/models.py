@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from gate.compare.droptest import DropTest
 from gate.compare.findings import Finding, Skipped
+from gate.compare.metrics import MetricRate
 from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
@@ -69,6 +70,9 @@ class CaseChange(BaseModel):
     file: str = ""
     line: int = 0
     index: int = 0
+    added_by_pr: bool = Field(
+        False, description="a case the PR adds: asked of both sides, outside the delta"
+    )
 
     @property
     def statuses(self) -> tuple[Status | None, Status | None]:
@@ -153,8 +157,13 @@ class Comparison(BaseModel):
     new_errors: list[str] = Field(default_factory=list, description="pass -> error")
     fixes: list[str] = Field(default_factory=list, description="not passing -> pass")
     still_failing: list[str] = Field(default_factory=list, description="not passing -> fail")
-    added: list[str] = Field(default_factory=list)
-    removed: list[str] = Field(default_factory=list)
+    added: list[str] = Field(default_factory=list, description="only in the head report")
+    removed: list[str] = Field(default_factory=list, description="only in the base report")
+    added_by_pr: list[str] = Field(
+        default_factory=list,
+        description="cases the PR adds, asked of both sides: outside the rates and the delta; "
+        "a blocking one failing on head blocks",
+    )
     blocker_failures: list[str] = Field(
         default_factory=list, description="blocking-severity cases not passing on head"
     )
@@ -175,6 +184,9 @@ class Comparison(BaseModel):
         None, description="the drop against no change, at the suite's share of false_block_rate"
     )
     tasks: list[TaskDelta] = Field(default_factory=list)
+    metrics: list[MetricRate] = Field(
+        default_factory=list, description="promptfoo's metric names, pass rates base vs head"
+    )
     base: SideTotals = Field(default_factory=SideTotals)
     head: SideTotals = Field(default_factory=SideTotals)
     base_usage: SideUsage = Field(default_factory=SideUsage)

@@ -1,7 +1,10 @@
 """Pair the base and head reports of one suite by id over the head's suite: what changed.
 
 Pure: reports in, a `Comparison` out. Cases only in base are `removed`, cases only in
-head are `added`, and pass rates and their delta are over the paired cases.
+head are `added`, and pass rates and their delta are over the paired cases. A paired case
+marked `added` (one the PR adds, asked of both sides) is kept apart, `added_by_pr`: it is in
+no rate, delta, test or budget, and only its blocking failures and errors count, so an added
+case can make the verdict stricter and never offset a drop.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from gate.compare.estimates import (
 )
 from gate.compare.findings import Finding, OtherSuite, Unpaired
 from gate.compare.lists import sort_into_lists
+from gate.compare.metrics import metric_rates
 from gate.compare.models import EXCERPT_CHARS, CaseChange, Comparison, SideCase
 from gate.compare.power import resolution
 from gate.compare.rubric import compare_rubric
@@ -85,6 +89,8 @@ def case_change(
     head: CaseResult | None,
     policy: Policy,
     estimate: tuple[float, float] | None = None,
+    *,
+    added_by_pr: bool = False,
 ) -> CaseChange:
     """What the comparison keeps of one case; held-out cases lose everything but outcomes.
     `estimate`: the two sides' pass fractions when they are not the plain ones (repeats: auto)."""
@@ -104,6 +110,7 @@ def case_change(
         base=_side(base, base_fraction, heldout=heldout) if base else None,
         head=_side(head, head_fraction, heldout=heldout) if head else None,
         index=source.index,
+        added_by_pr=added_by_pr,
         **({} if heldout else {"file": source.file, "line": source.line}),
     )
 
@@ -143,7 +150,10 @@ def _threshold_rule(
     estimate = delta_estimate(moments) if moments else None
     if delta is None:
         return [], None, estimate
+    tested = auto is not None or policy.require_significance
     drop = _drop_test(auto, estimate, table, policy.threshold, level)
+    if not tested:
+        drop = drop.model_copy(update={"decides": False})
     low, high = (
         interval(estimate, stats.confidence)
         if estimate is not None
@@ -153,7 +163,7 @@ def _threshold_rule(
         delta=delta,
         drop=drop,
         interval=(low, high, stats.confidence),
-        two_sided=stats.significant,
+        tested=tested,
         undecided=auto is not None and auto.stop in ("budget", "settled"),
         to_decide=to_decide(moments, estimate, policy.threshold, (drop.bar, policy.alpha)),
         single_runs=estimate is None,
@@ -174,7 +184,9 @@ def compare(
         base = Report(meta=RunMeta(label="base", suite=head.meta.suite), results=[], path=head.path)
     base_by_id = {r.id: r for r in base.results}
     head_ids = {r.id for r in head.results}
-    pairs = [(base_by_id[r.id], r) for r in head.results if r.id in base_by_id]
+    both = [(base_by_id[r.id], r) for r in head.results if r.id in base_by_id]
+    pairs = [(b, h) for b, h in both if not h.added]
+    by_pr = [(b, h) for b, h in both if h.added]
     added = [r for r in head.results if r.id not in base_by_id]
     removed = [r for r in base.results if r.id not in head_ids]
 
@@ -193,6 +205,7 @@ def compare(
         for b, h in pairs
         if not (b.passed and h.passed) or b.flaky or h.flaky  # unchanged passes: counted only
     ]
+    changed += [case_change(b, h, policy, added_by_pr=True) for b, h in by_pr]
     changed += [case_change(None, r, policy) for r in added]
     changed += [case_change(r, None, policy) for r in removed]
     lists, changes = sort_into_lists(changed, repeated=repeated)
@@ -234,7 +247,13 @@ def compare(
         findings += _report_findings(base, head, len(added), len(removed))
     return Comparison(
         verdict=verdict,
-        findings=findings + resolution_findings(power, policy),
+        findings=findings
+        + resolution_findings(
+            power,
+            policy,
+            tested=auto is not None or policy.require_significance,
+            stop=auto.stop if auto else None,
+        ),
         suite=head.meta.suite or base.meta.suite or "default",
         policy=policy,
         base_pass_rate=base_rate,
@@ -248,7 +267,8 @@ def compare(
         statistics=stats,
         power=power,
         drop_test=drop,
-        tasks=task_deltas(pairs, added, removed, lists, estimates),
+        tasks=task_deltas(pairs, [*added, *(h for _, h in by_pr)], removed, lists, estimates),
+        metrics=metric_rates(pairs),
         base=base_totals,
         head=head_totals,
         base_usage=base_usage,

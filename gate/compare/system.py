@@ -13,7 +13,9 @@ from pydantic import BaseModel, Field
 
 from gate.report.models import RunMeta
 
-FileStatus = Literal["added", "removed", "modified"]
+# `no_longer_read` / `newly_read`: the file is the same on both commits, but only the base's run
+# (the head's) read it: the PR changed what reads it (a config pointing at another prompt).
+FileStatus = Literal["added", "removed", "modified", "no_longer_read", "newly_read"]
 DIFF_LINES = 400  # kept per file (the comment shows fewer); the rest is counted
 DIFF_CHARS = 40_000
 

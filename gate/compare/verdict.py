@@ -12,9 +12,11 @@ the interval still reaching past −threshold, are `inconclusive`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import NamedTuple
 
 from gate.compare.droptest import METHODS, DropTest
+from gate.compare.finding_base import Advice
 from gate.compare.findings import (
     Blockers,
     BlockingError,
@@ -37,8 +39,10 @@ from gate.compare.lists import CaseLists
 from gate.compare.models import CaseChange, SideCase, SideTotals, Verdict
 from gate.compare.power import Power
 from gate.inputs.policy import Policy
+from gate.report.plan import StopReason
 
 UNDERPOWERED = 1.5  # a note when the drop caught 9 times in 10 is beyond this many thresholds
+_normal = NormalDist()
 
 
 def _error_findings(base: SideTotals, head: SideTotals, policy: Policy) -> list[Finding]:
@@ -72,28 +76,34 @@ def _blocking_errors(changes: dict[str, CaseChange], lists: CaseLists) -> list[F
 
 class ThresholdCase(NamedTuple):
     """What the threshold rule decides on: the delta (points), the drop test, the interval
-    (low, high, confidence), whether the legacy two-sided test holds, whether `repeats: auto`
-    ended undecided (its budget spent, or no case went on), and what would decide it."""
+    (low, high, confidence), whether the drop test decides (`repeats: auto`, or
+    `require_significance`), whether `repeats: auto` ended undecided (its budget spent, or no
+    case went on), and what would decide it."""
 
     delta: float | None
     drop: DropTest | None
     interval: tuple[float | None, float | None, float]
-    two_sided: bool = True
+    tested: bool = False
     undecided: bool = False
     to_decide: tuple[int, int] | None = None
     single_runs: bool = False
 
 
 def threshold_findings(case: ThresholdCase, policy: Policy) -> list[Finding]:
-    """The threshold rule: a drop past the threshold fails when the drop test rejects no
-    change (and, with `require_significance`, the two-sided test too); else it is
+    """The threshold rule. Fixed repeats under the default policy: a drop past the threshold
+    fails (the SPEC's rule). Where the drop test decides (`tested`), such a drop fails only
+    when the test rejects no change at the suite's share of the false-block rate, else it is
     inconclusive, as are rounds that ended undecided with the interval past −threshold."""
     delta, drop, (low, high, confidence) = case.delta, case.drop, case.interval
-    if delta is None or drop is None:
+    if delta is None:
         return []
     threshold = policy.threshold
-    significant = drop.significant and (case.two_sided or not policy.require_significance)
-    if delta < -threshold and significant:
+    past = delta < -threshold
+    if past and not case.tested:
+        return [Drop(drop_points=-delta, threshold=threshold)]
+    if drop is None:
+        return []
+    if past and drop.significant:
         return [
             Drop(
                 drop_points=-delta,
@@ -104,7 +114,6 @@ def threshold_findings(case: ThresholdCase, policy: Policy) -> list[Finding]:
                 method=METHODS[drop.method],
             )
         ]
-    past = delta < -threshold
     if not past and not (case.undecided and low is not None and low < -threshold):
         return []
     more, cases = case.to_decide or (None, None)
@@ -213,15 +222,31 @@ def decide(
     return "pass", [held, *blocking_held, *notes]
 
 
-def resolution_findings(power: Power | None, policy: Policy) -> list[Finding]:
-    """A note when the suite cannot enforce the threshold: it is below one case's weight (one
-    case decides), or the drop the comparison catches 9 times in 10 is beyond 1.5 thresholds
-    (smaller drops past the threshold are then often inconclusive)."""
+def resolution_findings(
+    power: Power | None, policy: Policy, *, tested: bool, stop: StopReason | None = None
+) -> list[Finding]:
+    """A note when the suite cannot enforce the threshold as the gate applies it: the
+    threshold is below one case's weight (one case decides); with fixed repeats and the
+    threshold rule alone (`tested` False), noise alone crosses the threshold in more PRs that
+    change nothing than `false_block_rate`; where the drop test decides, the drop caught 9
+    times in 10 is beyond 1.5 thresholds (smaller ones are often inconclusive), which under
+    `repeats: auto` is said only when the rounds ended undecided (`stop`: their budget)."""
     if power is None:
         return []
     coarse = policy.threshold < power.case_weight_points
-    if not coarse and power.detectable_points <= UNDERPOWERED * policy.threshold:
-        return []
+    noise = _normal.cdf(-policy.threshold / power.se_points) if power.se_points > 0 else 0.0
+    if coarse:
+        advice: Advice = "fixed"
+    elif not tested:
+        advice = "fixed"
+        if noise <= policy.false_block_rate:
+            return []
+    else:
+        advice = "tested" if power.design_points is None else "budget"
+        if power.detectable_points <= UNDERPOWERED * policy.threshold:
+            return []
+        if advice == "budget" and stop not in ("budget", "settled"):
+            return []  # the rounds decided within their design
     kind = CoarseSuite if coarse else Underpowered
     return [
         kind(
@@ -230,5 +255,8 @@ def resolution_findings(power: Power | None, policy: Policy) -> list[Finding]:
             detectable_points=power.detectable_points,
             threshold=policy.threshold,
             level=power.level,
+            se_points=power.se_points,
+            noise_blocks=noise,
+            advice=advice,
         )
     ]

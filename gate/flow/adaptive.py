@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +58,7 @@ Pairs = list[tuple[CaseResult, CaseResult]]
 
 def _paired(base: Report, head: Report) -> Pairs:
     by_id = {r.id: r for r in base.results}
-    return [(by_id[h.id], h) for h in head.results if h.id in by_id]
+    return [(by_id[h.id], h) for h in head.results if h.id in by_id and not h.added]
 
 
 def _calls(report: Report) -> int:
@@ -87,8 +87,9 @@ class Budget:
             per_side = min(per_side, policy.max_calls)
         return cls(calls=int(2 * per_side), usd=policy.max_cost_usd)
 
-    def room(self, pairs: Pairs, calls: int) -> int:
-        """How many cases a round of `calls` calls per case and side can still take."""
+    def left(self, pairs: Pairs) -> float:
+        """The calls (both sides) the budget can still pay for: of `calls`, and of `usd` at
+        the price per call so far (as if none of the next calls were cached)."""
         spent_calls, spent_usd, all_calls, all_usd = 0, 0.0, 0, 0.0
         for b, h in pairs:
             for result in (b, h):
@@ -96,32 +97,53 @@ class Budget:
                 spent_calls, spent_usd = spent_calls + n, spent_usd + usd
                 all_calls += result.repeats
                 all_usd += result.cost_usd or 0.0
-        room = (self.calls - spent_calls) // (2 * calls)
+        left = float(self.calls - spent_calls)
         if self.usd is not None and all_usd > 0:
-            per_call = all_usd / all_calls  # a round's calls priced as if none were cached
-            room = min(room, math.floor((self.usd - spent_usd) / (2 * calls * per_call)))
-        return max(room, 0)
+            left = min(left, (self.usd - spent_usd) / (all_usd / all_calls))
+        return max(left, 0.0)
+
+    def room(self, pairs: Pairs, calls: int) -> int:
+        """How many cases a round of `calls` calls per case and side can still take."""
+        return math.floor(self.left(pairs) / (2 * calls) + 1e-9)  # 0.4 / 0.01 is 39.99…
 
 
-def round_target(plan: Plan, counts: Sequence[tuple[int, int, int]], se_target: float) -> float:
+def _allocated(plan: Plan, spreads: Sequence[tuple[float, int]], k: float) -> float:
+    return sum(min(max(r, k * s), plan.max_repeats) for s, r in spreads)
+
+
+def round_target(
+    plan: Plan,
+    counts: Sequence[tuple[int, int, int]],
+    se_target: float,
+    runs_left: float = math.inf,
+) -> float:
     """The Neyman constant K: with each case at max(its runs, K × its spread) runs (at most
-    `max_repeats`), the delta's standard error is `se_target` points."""
+    `max_repeats`), the delta's standard error is `se_target` points; or, where the budget
+    cannot pay for that (`runs_left` more runs per side), the K the budget pays for, so the
+    calls it has still go to the cases whose runs disagree most."""
     spreads = [(spread(plan, b, h, r), r) for b, h, r in counts]
     goal = (se_target / 100.0 * len(counts)) ** 2
 
     def variance(k: float) -> float:
         return sum(s * s / min(max(r, k * s), plan.max_repeats) for s, r in spreads)
 
-    if variance(MAX_TARGET) > goal:
-        return MAX_TARGET
+    precise = MAX_TARGET if variance(MAX_TARGET) > goal else _bisect(lambda k: variance(k) > goal)
+    have = sum(r for _, r in spreads)
+    if _allocated(plan, spreads, precise) - have <= runs_left:
+        return round(precise, 4)
+    return round(_bisect(lambda k: _allocated(plan, spreads, k) - have <= runs_left), 4)
+
+
+def _bisect(below: Callable[[float], bool]) -> float:
+    """The K in [0, MAX_TARGET] where `below` (true at 0, monotone) turns false."""
     low, high = 0.0, MAX_TARGET
     for _ in range(80):
         middle = 0.5 * (low + high)
-        if variance(middle) > goal:
+        if below(middle):
             low = middle
         else:
             high = middle
-    return round(high, 4)
+    return high
 
 
 @dataclass
@@ -151,7 +173,10 @@ class Round:
         counts = {h.id: (sum(b.run_passes()), sum(h.run_passes()), h.repeats) for b, h in pairs}
         if len(self.targets) == self.rounds:
             uniform = self.rounds < plan.uniform
-            target = None if uniform else round_target(plan, list(counts.values()), self.se_target)
+            left = self.budget.left(pairs) / 2
+            target = (
+                None if uniform else round_target(plan, list(counts.values()), self.se_target, left)
+            )
             self.targets.append(target)
         ran = self.last if self.last is not None else self.only or self.active
         goes_on = {i: continues(plan, *counts[i], self.rounds, self.targets[-1]) for i in counts}
@@ -298,7 +323,8 @@ def _progress(state: Round, ids: list[str], size: int) -> str:
 
 def spend(plan: FlowPlan, sides: Sequence[Side], env: Mapping[str, str]) -> None:
     """Run the rounds after round 0 for the suite (or the shard of it) of `sides`, judged by
-    the flow's policy; see the module doc."""
+    the flow's policy (the base's: its budgets, `max_repeats` and false-block rate); see the
+    module doc."""
     stream = plan.request.io.stream
     suite, shard = sides[0].suite, sides[0].shard
     paths = {side.name: side.report for side in sides}

@@ -1,8 +1,9 @@
 """The base's own `gate.yml`, read from the base commit.
 
-It decides two things the head may not: which suites have a baseline (a suite the base's
-config lacks is new: the head runs alone), and the policy that judges the PR (a PR cannot
-relax the gate that judges it). Each base suite's `system` block is what the base side runs.
+It decides what the head may not: which suites have a baseline (a suite the base's config
+lacks is new: the head runs alone; one the head's lacks was removed or renamed), what
+measures them (`gate.flow.instrument`: the base's gate.yml, read again in its checkout), and
+the policy that judges the PR (a PR cannot relax the gate that judges it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel, JsonValue, TypeAdapter
 from gate.compare.findings import Finding, HeadPolicyApplies, HeadPolicyChanges, PolicyChange
 from gate.errors import InputError
 from gate.flow.git import GitRepo
+from gate.flow.git_files import commit_checkout
 from gate.inputs.config import LoadedConfig, read_config
 from gate.inputs.policy import Policy, PolicyKeys
 
@@ -38,6 +40,13 @@ class Baseline:
             return True  # a shared config has every suite; a broken one errs when run
         return self.loaded is not None and any(s.name == name for s in self.loaded.config.suites)
 
+    @property
+    def suites(self) -> list[str]:
+        """The base's own suites (none when it shares the head's config or has none)."""
+        if self.shared or self.loaded is None:
+            return []
+        return [s.name for s in self.loaded.config.suites]
+
     def config_in(self, base_root: Path) -> Path | None:
         """The base's gate.yml in the base checkout, for the base side's `--system-config`."""
         return None if self.relative is None else base_root / self.relative
@@ -52,7 +61,8 @@ def read_baseline(repo: GitRepo, base_sha: str, head: LoadedConfig) -> Baseline:
     if text is None:
         return Baseline(relative=relative)
     try:
-        loaded = read_config(text, Path(f"{relative} (base {base_sha[:12]})"))
+        checkout = commit_checkout(repo, base_sha, relative)  # its promptfoo configs too
+        loaded = read_config(text, Path(f"{relative} (base {base_sha[:12]})"), checkout)
     except InputError as exc:
         return Baseline(relative=relative, problem=str(exc))
     return Baseline(relative=relative, loaded=loaded)

@@ -309,6 +309,19 @@ class GitRepo:
             return None
         return self.git("show", f"{sha}:{path}") + "\n"
 
+    def tracked_below(self, folder: str) -> list[str]:
+        """The files git tracks below `folder` (repo-relative) in the checkout's index."""
+        listing = self.git("ls-files", "-z", "--", folder or ".")
+        return [name for name in listing.split("\0") if name]
+
+    def files_below(self, sha: str, folder: str) -> list[tuple[str, str]]:
+        """Every file below `folder` (repo-relative) at commit `sha`: its path inside the
+        folder and its text. None there: an empty list."""
+        prefix = folder.strip("/") + "/"
+        listing = self.git("ls-tree", "-r", "-z", "--name-only", sha, "--", prefix)
+        names = [name for name in listing.split("\0") if name.startswith(prefix)]
+        return [(name[len(prefix) :], self.file_at(sha, name) or "") for name in sorted(names)]
+
     # -- the base checkout --
 
     @contextmanager

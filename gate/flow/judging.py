@@ -24,10 +24,16 @@ from gate.report.io import read_report
 @dataclass(frozen=True)
 class SuiteRun:
     """What the sides of a suite left: how each run ended (one per side, or per side and
-    shard) and where each side's whole report is."""
+    shard) and where each side's whole report is; what the PR changes in the instrument and
+    what the head's would say (`gate.flow.instrument`, `gate.flow.rejudge`); or why the base
+    cannot measure (`problem`: nothing ran)."""
 
     statuses: tuple[SideStatus, ...]
     reports: dict[str, Path]
+    instrument: tuple[Finding, ...] = ()
+    head_instrument: Finding | None = None
+    rejudged: tuple[SideStatus, ...] = ()  # how re-judging with the head's instrument ended
+    problem: Finding | None = None
 
 
 def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison | None:
@@ -57,53 +63,56 @@ def judge(
     level: float | None = None,
 ) -> Comparison:
     """The suite's comparison; `baseline` False: a new suite, the head judged alone.
-    `findings` are the flow's own notes (e.g. what the head's policy would change); `level`
-    the drop test's (the suite's share of the PR's false-block rate)."""
+    `findings` are the flow's own notes (e.g. what the head's policy would change), then come
+    the instrument's changes and what the head's instrument would say; `level` the drop
+    test's (the suite's share of the PR's false-block rate)."""
+    if run.problem is not None:
+        return Comparison(verdict="error", findings=[run.problem, NoBaseResults()], suite=suite)
     failed = failed_comparison(run.statuses, suite)
     if failed is not None:
         return failed
     head = read_report(run.reports["head"], fold_attempts=True)
     base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
     comparison = compare(base, head, policy, level)
-    return comparison.model_copy(update={"findings": [*comparison.findings, *findings]})
+    extra = [*findings, *run.instrument, *filter(None, [run.head_instrument])]
+    return comparison.model_copy(update={"findings": [*comparison.findings, *extra]})
 
 
-def judge_planned(plan: FlowPlan, suite: SuitePlan, run: SuiteRun) -> Comparison:
-    """A suite of the flow judged by the flow's policy, at its first share of the PR's
-    false-block rate (Holm's first step, `split_false_blocks`, may raise it)."""
+Judged = tuple[Comparison, SuiteRun]
+
+
+def judge_planned(
+    plan: FlowPlan, suite: SuitePlan, run: SuiteRun, level: float | None = None
+) -> Comparison:
+    """A suite of the flow judged by the flow's policy, at `level` (default: its first share
+    of the PR's false-block rate; Holm's steps, `split_false_blocks`, may raise it)."""
     return judge(
         run,
         suite.name,
         plan.policy,
         baseline=suite.baseline,
         findings=plan.notes,
-        level=plan.drop_level,
+        level=plan.drop_level if level is None else level,
     )
 
 
-def split_false_blocks(
-    plan: FlowPlan, judged: Mapping[str, tuple[Comparison, dict[str, Path]]]
-) -> dict[str, tuple[Comparison, dict[str, Path]]]:
+def split_false_blocks(plan: FlowPlan, judged: Mapping[str, Judged]) -> dict[str, Judged]:
     """Holm's procedure over the flow's compared suites (`gate.compare.sequential.holm`): a
     suite whose drop test rejects only at a later step's larger share is judged again at it.
     A compared suite without a drop test (an error, nothing paired) counts but never rejects,
     so the PR's false-block rate holds whatever happened to the others."""
-    names = [s.name for s in plan.compared]
-    shown = [judged.get(name, (None, {}))[0] for name in names]
-    tests = [(c.drop_test, c.delta_points) if c else (None, None) for c in shown]
-    levels = split_levels(tests, plan.policy.false_block_rate, plan.policy.threshold)
+    compared = [s for s in plan.compared if s.name in judged]
+    tests = [(judged[s.name][0].drop_test, judged[s.name][0].delta_points) for s in compared]
+    missing = len(plan.compared) - len(compared)  # counted, never rejecting
+    levels = split_levels(
+        [*tests, *[(None, None)] * missing], plan.policy.false_block_rate, plan.policy.threshold
+    )
     result = dict(judged)
     for index, level in levels.items():
-        comparison, reports = judged[names[index]]
-        if level > plan.drop_level and comparison.verdict != "fail" and reports:
-            suite = plan.compared[index]
-            result[suite.name] = (judge_planned_at(plan, suite, reports, level), reports)
+        if index >= len(compared):
+            continue
+        suite = compared[index]
+        comparison, run = judged[suite.name]
+        if level > plan.drop_level and comparison.verdict != "fail" and run.reports:
+            result[suite.name] = (judge_planned(plan, suite, run, level), run)
     return result
-
-
-def judge_planned_at(
-    plan: FlowPlan, suite: SuitePlan, reports: dict[str, Path], level: float
-) -> Comparison:
-    """A suite judged again from its reports, at a level Holm's step raised."""
-    run = SuiteRun((), reports)
-    return judge(run, suite.name, plan.policy, findings=plan.notes, level=level)

@@ -3,9 +3,16 @@
 `plan_flow` reads the base commit's gate.yml (`gate.flow.baseline`), builds from it the policy
 that judges the PR (the base's, with the request's overrides) and the notes on it for the
 comment, decides per suite whether it runs (change detection: every mode decides it the same
-way), and sets where the comments' templates come from. The full flow, `gate check`,
-`gate demo` and the Action's shard and finish modes each start from one plan; nothing after it
-reads the base's gate.yml or builds a policy again.
+way), lists the base's suites the head removes or renames (they fail), and takes the comments'
+templates from the base commit's `templates:` folder (the head's only when the base has no
+gate.yml). The full flow, `gate check`, `gate demo` and the Action's shard and finish modes
+each start from one plan; nothing after it reads the base's gate.yml or builds a policy again.
+
+Planning also validates what the PR brings before any side runs (`validate_head`): the head's
+config, the case files of every suite that runs, the system files it names, its prompt
+templates (and what they include) and the comment templates. Bad input the PR brings is
+then always exit 2 naming the PR's file and line, whichever side would have read it first.
+So is a response cache that holds answers committed to the repository (`refuse_planted_answers`).
 """
 
 from __future__ import annotations
@@ -15,36 +22,45 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gate.compare.models import Finding
+from gate.errors import InputError
 from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_baseline
 from gate.flow.git import FileChange
 from gate.flow.request import FlowRequest
-from gate.flow.triggers import relevant_changes, suite_triggers
+from gate.flow.triggers import base_watch, relevant_changes, suite_triggers
+from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
 from gate.inputs.paths import relative_posix
 from gate.inputs.policy import Policy
+from gate.inputs.templates import TemplateSet, read_template_folder, template_set
 from gate.providers.cache import resolve_cache_dir
-from gate.render import RenderContext
+from gate.providers.prompts import ChatPrompt
+from gate.render import RenderContext, check_templates
+from gate.run.preflight import pythonpath_problems, system_files_problems
+from gate.run.side import suite_cases
 
 
 @dataclass(frozen=True)
 class SuitePlan:
-    """Whether a suite runs: the changes that touch it, or why it is skipped; and whether the
-    base has the suite (`baseline`: its own system runs on the base side) or it is new."""
+    """Whether a suite runs: the changes that touch it, or why it is skipped; whether the
+    base has the suite (`baseline`: its instrument measures both sides) or it is new; and
+    whether the head removed (or renamed) a suite of the base's (`removed`: it fails)."""
 
     name: str
     changes: tuple[FileChange, ...]
     skip_reason: str | None
     baseline: bool = True
+    removed: bool = False
 
     @property
     def runs(self) -> bool:
-        return self.skip_reason is None
+        return self.skip_reason is None and not self.removed
 
 
 @dataclass(frozen=True)
 class FlowPlan:
     """One flow's request and what its suites share: the base's gate.yml, the policy that
-    judges every suite, the flow's notes on it, each suite's plan, and the comments'
-    render context (the request's `display`, with the config's templates)."""
+    judges every suite, the head's (what its own instrument would say), the flow's notes on
+    it, each suite's plan, and the comments' render context (the request's `display`, with
+    the base's templates)."""
 
     request: FlowRequest
     baseline: Baseline
@@ -52,6 +68,11 @@ class FlowPlan:
     notes: tuple[Finding, ...]
     suites: tuple[SuitePlan, ...]
     render: RenderContext
+    head_policy: Policy
+    # The PR's own comment templates when others render its comment: rendered as well, their
+    # output thrown away, so that a template that breaks is the PR's bad input now (exit 2),
+    # not every later PR's after the merge.
+    head_templates: TemplateSet | None = None
 
     @property
     def runnable(self) -> list[SuitePlan]:
@@ -73,34 +94,89 @@ class FlowPlan:
 def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
     baseline = read_baseline(revisions.repo, revisions.base_sha, head)
-    overrides = request.overrides
-    policy = flow_policy(
-        baseline, head, threshold=overrides.threshold, block_severities=overrides.block_severities
-    )
-    templates = head.base_dir / head.config.templates if head.config.templates else None
-    render = request.display
-    if templates is not None:
-        render = render.model_copy(update={"template_dir": templates.resolve()})
+    threshold, severities = request.overrides.threshold, request.overrides.block_severities
+    policy = flow_policy(baseline, head, threshold=threshold, block_severities=severities)
+    templates = comment_templates(head, revisions.repo.root)
+    shown = base_templates(request, baseline, templates)
+    suites = plan_suites(request, baseline)
+    if any(s.runs for s in suites):  # answers are read: none may be the repository's
+        refuse_planted_answers(request)
+    validate_head(request, [s for s in suites if s.runs], templates)
     return FlowPlan(
         request=request,
         baseline=baseline,
         policy=policy,
         notes=tuple(policy_findings(baseline, head)),
-        suites=tuple(plan_suites(request, baseline)),
-        render=render,
+        suites=tuple(suites),
+        render=request.display.model_copy(update={"templates": shown}),
+        head_policy=Policy.from_config(
+            head.config, threshold=threshold, block_severities=severities
+        ),
+        head_templates=templates if templates is not None and templates != shown else None,
     )
 
 
+def comment_templates(loaded: LoadedConfig, root: Path) -> TemplateSet | None:
+    """The comment templates the folder `templates:` of `loaded` names, read from `root` as
+    data (nothing outside the repository); None: the built-in ones."""
+    if not loaded.config.templates:
+        return None
+    folder = loaded.base_dir / loaded.config.templates
+    shown = relative_posix(folder, root) or str(folder)
+    return read_template_folder(folder, shown, within=root)
+
+
+def base_templates(
+    request: FlowRequest, baseline: Baseline, head: TemplateSet | None
+) -> TemplateSet | None:
+    """The templates that render the comments: the base commit's `templates:` folder (a PR's
+    own render comments once it is merged); the head's (`head`) when the base has no gate.yml
+    or one config outside the repository serves both; the built-in ones when the base's
+    gate.yml cannot be read."""
+    if baseline.loaded is None or baseline.shared:
+        return None if baseline.problem else head
+    folder = baseline.loaded.config.templates
+    if not folder or baseline.relative is None:
+        return None
+    where = (Path(baseline.relative).parent / folder).as_posix()
+    files = request.revisions.repo.files_below(request.revisions.base_sha, where)
+    shown = f"{where} (base {request.revisions.base_sha[:12]})"
+    return template_set(shown, ((name, text.encode("utf-8")) for name, text in files))
+
+
+def validate_head(
+    request: FlowRequest, suites: Sequence[SuitePlan], templates: TemplateSet | None
+) -> None:
+    """What `gate run` of the head would reject at its start, found before any side runs:
+    the cases, the system's files and prompts, the pythonpath, the comment templates. The
+    head's code is not run here (the gate's process holds the secrets)."""
+    head, root = request.config, request.revisions.repo.root
+    for plan in suites:
+        suite = head.config.suite(plan.name)
+        suite_cases(head, suite)
+        problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
+        if problems:
+            raise problems[0]
+        if isinstance(suite.system, OpenAISystem | AnthropicSystem):
+            ChatPrompt(root, suite.system.model_config_file, suite.system.prompt, "system")
+    if templates is not None:
+        check_templates(templates)
+
+
 def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
-    """Change detection: which suites run, and which of them the base's gate.yml has."""
+    """Change detection: which suites run (the head's triggers or the base's `watch`), and
+    which of them the base's gate.yml has; then the base's suites the head's lacks."""
     changes = _changes(request)
     root = request.revisions.repo.root
     plans = []
     for suite in request.config.config.suites:
         patterns = suite_triggers(request.config, suite, root)
-        relevant = relevant_changes(changes, patterns)
+        relevant = relevant_changes(changes, patterns, base_watch(baseline.loaded, suite.name))
         skip = None if relevant else _skip_reason(changes, patterns)
         plans.append(SuitePlan(suite.name, tuple(relevant), skip, baseline.has_suite(suite.name)))
+    head = {suite.name for suite in request.config.config.suites}
+    gone = [name for name in baseline.suites if name not in head]
+    plans += [SuitePlan(name, (), None, removed=True) for name in gone]
     return plans
 
 
@@ -115,6 +191,27 @@ def cache_dir(request: FlowRequest) -> Path:
     """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
     root = request.revisions.repo.root
     return resolve_cache_dir(request.config.config.cache.dir, request.io.environ, root)
+
+
+def refuse_planted_answers(request: FlowRequest) -> None:
+    """A response cache inside the repository that holds files git tracks stops a flow that
+    runs a suite (exit 2) before anything runs: a PR could commit answers there for its own
+    requests, which the head side would then take for its system's. (A flow that runs
+    nothing reads no answer: committed ones are no change, and it is skipped.)"""
+    repo = request.revisions.repo
+    folder = relative_posix(cache_dir(request), repo.root)
+    if folder is None:
+        return
+    tracked = repo.tracked_below(folder)
+    if tracked:
+        raise InputError(
+            f"the response cache holds {len(tracked):,} file{'s' if len(tracked) > 1 else ''} "
+            f"committed to the repository (such as {tracked[0]}): committed answers would be "
+            "taken for the system's; remove them from git (the cache writes a .gitignore of its "
+            "own)",
+            file=folder,
+            key="cache.dir",
+        )
 
 
 def _changes(request: FlowRequest) -> list[FileChange]:

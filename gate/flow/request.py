@@ -52,9 +52,10 @@ class FlowIO:
 class FlowRequest:
     """One PR flow: what it compares, by which config, where it writes, how it is shown.
 
-    `config` is the head's gate.yml (cases, checks, triggers, templates; the policy and the
-    base side's system come from the base's, see `gate.flow.baseline`). `display` is how
-    the comments link (repository, the shas shown, the run); its `suite` is set per suite.
+    `config` is the head's gate.yml (its suites' systems, the triggers; what measures and the
+    policy come from the base's, see `gate.flow.baseline` and `gate.flow.instrument`).
+    `display` is how the comments link (repository, the shas shown, the run); its `suite` is
+    set per suite. `labels` are the PR's labels (the accept label turns a fail into a pass).
     """
 
     revisions: Revisions
@@ -62,3 +63,4 @@ class FlowRequest:
     io: FlowIO
     display: RenderContext = field(default_factory=RenderContext)
     overrides: PolicyOverrides = field(default_factory=PolicyOverrides)
+    labels: tuple[str, ...] = ()

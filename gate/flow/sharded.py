@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gate import __version__
 from gate.compare.findings import (
     Finding,
+    HeadInstrumentUnknown,
+    NoBaseResults,
     ShardFile,
     ShardsIncomplete,
     ShardsMissing,
@@ -37,10 +39,10 @@ from gate.compare.findings import (
 )
 from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
-from gate.flow.judging import SuiteRun, failed_comparison, judge_planned
+from gate.flow.instrument import SuiteInstrument, suite_instrument
+from gate.flow.judging import Judged, SuiteRun, failed_comparison, judge_planned
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.pr import (
-    Judged,
     SuiteOutcome,
     outcomes,
     report_label,
@@ -48,6 +50,8 @@ from gate.flow.pr import (
     shard_name,
     suite_folder,
 )
+from gate.flow.rejudge import FOLDER as REJUDGED
+from gate.flow.rejudge import head_instrument
 from gate.flow.request import Revisions
 from gate.flow.sides import SIDES, SideStatus
 from gate.inputs.paths import display_path
@@ -59,6 +63,7 @@ from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
 
 RECORD_GLOB = "shard-*-of-*.json"
+NOTHING_RAN = SuiteRun((), {})  # a suite judged an error before its merged reports exist
 ShardVerdict = Literal["partial", "error", "skipped"]
 SHARD_VERDICT_ORDER: tuple[ShardVerdict, ...] = ("error", "partial", "skipped")
 
@@ -75,6 +80,9 @@ class ShardRecord(BaseModel):
     base_sha: str
     head_sha: str
     sides: tuple[SideStatus, ...]
+    rejudged: tuple[SideStatus, ...] = Field(
+        (), description="the re-judging with the head's instrument (none: not asked)"
+    )
 
     @field_validator("shard")
     @classmethod
@@ -111,12 +119,15 @@ def run_shard_flow(plan: FlowPlan, shard: Shard) -> list[ShardOutcome]:
 
     def record(suite: SuitePlan, run: SuiteRun) -> ShardOutcome:
         folder = plan.request.io.out_dir.resolve() / suite_folder(suite.name)
+        if run.problem is not None:  # the base cannot measure: nothing ran
+            return ShardOutcome(suite.name, shard, "error", [run.problem, NoBaseResults()])
         entry = ShardRecord(
             suite=suite.name,
             shard=str(shard),
             base_sha=revisions.base_sha,
             head_sha=revisions.head_sha or "",
             sides=run.statuses,
+            rejudged=run.rejudged,
         )
         atomic_write(folder / f"{shard_name(shard)}.json", entry.model_dump_json(indent=2) + "\n")
         failed = failed_comparison(run.statuses, suite.name)  # a bad head config: exit 2
@@ -130,6 +141,7 @@ def run_shard_flow(plan: FlowPlan, shard: Shard) -> list[ShardOutcome]:
         if p.runs
         else ShardOutcome(p.name, shard, "skipped", [Skipped(reason=p.skip_reason or "")])
         for p in plan.suites
+        if not p.removed  # the finish job fails it: nothing runs
     ]
 
 
@@ -214,15 +226,21 @@ def _merge_sides(found: Found, statuses: Sequence[SideStatus], out: Path) -> Fin
     return None
 
 
-def _finish_suite(plan: FlowPlan, planned: SuitePlan, found: Found, folder: str) -> Judged:
+def _finish_suite(
+    plan: FlowPlan, planned: SuitePlan, found: Found, folder: str, base_root: Path
+) -> Judged:
     suite = planned.name
+    inst = suite_instrument(plan, planned, base_root)
+    if inst.problem is not None:  # the base cannot measure: nothing ran
+        cannot: list[Finding] = [inst.problem, NoBaseResults()]
+        return Comparison(verdict="error", findings=cannot, suite=suite), NOTHING_RAN
     problem = shard_problem(suite, found, plan.request.revisions, folder)
     if problem is not None:
-        return Comparison(verdict="error", findings=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), NOTHING_RAN
     statuses = tuple(s for _, r in found for s in r.sides)
     failed = failed_comparison(statuses, suite)
     if failed is not None:
-        return failed, {}
+        return failed, NOTHING_RAN
     out = plan.request.io.out_dir.resolve() / suite_folder(suite)
     print(
         f"[gate] suite {suite}: merging {len(found)} shards of base and head",
@@ -231,16 +249,45 @@ def _finish_suite(plan: FlowPlan, planned: SuitePlan, found: Found, folder: str)
     )
     problem = _merge_sides(found, statuses, out)
     if problem is not None:
-        return Comparison(verdict="error", findings=[problem], suite=suite), {}
-    run = SuiteRun(statuses, {side: out / f"{side}.jsonl" for side in SIDES})
-    return judge_planned(plan, planned, run), run.reports
+        return Comparison(verdict="error", findings=[problem], suite=suite), NOTHING_RAN
+    reports = {side: out / f"{side}.jsonl" for side in SIDES}
+    run = SuiteRun(statuses, reports, inst.changes, _head_instrument(plan, inst, found, out))
+    return judge_planned(plan, planned, run), run
+
+
+def _head_instrument(
+    plan: FlowPlan, inst: SuiteInstrument, found: Found, out: Path
+) -> Finding | None:
+    """What the head's instrument says of the shards re-judged with it, merged; None when it
+    was not asked (nothing that judges changed)."""
+    if inst.rejudge is None:
+        return None
+    if not all(r.rejudged for _, r in found):
+        return HeadInstrumentUnknown(reason="not every shard job re-judged its answers")
+    statuses = tuple(s for _, r in found for s in r.rejudged)
+    target = out / REJUDGED
+    for side in SIDES:
+        paths = [r.report(p.parent / REJUDGED, side) for p, r in found]
+        try:
+            merge_reports(paths, target, side)
+        except InputError as exc:
+            return HeadInstrumentUnknown(reason=f"the re-judged {side} shards do not merge: {exc}")
+    reports = {side: target / f"{side}.jsonl" for side in SIDES}
+    return head_instrument(inst.rejudge, statuses, reports, plan.head_policy)
 
 
 def run_finish_flow(plan: FlowPlan, folder: Path) -> list[SuiteOutcome]:
     """Merge the shard jobs' reports found under `folder`, then judge and render as the
-    unsharded flow does."""
+    unsharded flow does (the instrument read again in a checkout of the base)."""
     runnable = plan.runnable
-    found = find_records(folder) if runnable else {}
+    if not runnable:
+        return outcomes(plan, {})
+    found = find_records(folder)
     shown = display_path(folder, plan.request.revisions.repo.root)
-    judged = {p.name: _finish_suite(plan, p, found.get(p.name, []), shown) for p in runnable}
+    revisions = plan.request.revisions
+    with revisions.repo.worktree(revisions.base_sha) as base_root:
+        judged = {
+            p.name: _finish_suite(plan, p, found.get(p.name, []), shown, base_root)
+            for p in runnable
+        }
     return outcomes(plan, judged)

@@ -3,7 +3,8 @@
 Each side runs with `-P`, so the checkout's folder is never put on the import path by
 accident: a `python` system imports a module of the same name from two checkouts, which one
 process cannot hold. The two sides share the response cache; their progress is streamed with
-the side as prefix.
+the side as prefix. When one side fails for good, the other is stopped, but never during its
+start: its own bad input is always seen, whichever side failed first.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from gate.report.io import report_paths
 
 SIDES = ("base", "head")
 TAIL_LINES = 20
+STARTUP_GRACE_S = 60.0  # how long a failure waits for the other side to finish starting
 # Never handed to the code under test: the gate's own credentials and the runner's.
 SCRUBBED = re.compile(r"^(INPUT_.*|ACTIONS_.*|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$")
 
@@ -78,13 +81,20 @@ class Side:
 
     name: Literal["base", "head"]
     root: Path  # the checkout whose system runs
-    config: Path  # the head's gate.yml: cases, checks, judge
+    config: Path  # the measuring gate.yml (the base's): cases, checks, judge, prices, limits
     suite: str
     report: Path  # OUT/LABEL.jsonl
-    system_config: Path | None = None  # the side's own gate.yml (the base's): its system
+    system_config: Path | None = None  # the side's own gate.yml (the head's): its system
     heldout_detail: Path | None = None  # a folder for the full report, held-out cases shown
     shard: Shard | None = None  # only this shard of the suite
     use_cache: bool = True
+    checks_root: Path | None = None  # the checkout whose code judges (the base's)
+    added_cases: Path | None = None  # the gate.yml whose suite adds cases (the head's)
+    cache_dir: Path | None = None  # the one response cache of every side of the flow
+    record: Path | None = None  # write round 0's answers here (for re-judging them)
+    answers: Path | None = None  # re-judge these recorded answers instead of calling
+    cases_from: Path | None = None  # only these cases (with `answers`: the re-judged ones)
+    repeats: int | None = None  # runs per case (with `answers`: round 0's)
     returncode: int | None = field(default=None, init=False)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES), init=False)
 
@@ -126,12 +136,21 @@ def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
         args += ["--shard", str(side.shard)]
     if not side.use_cache:
         args.append("--no-cache")
-    if side.system_config is not None:
-        args += ["--system-config", str(side.system_config)]
-    if side.heldout_detail is not None:
-        args += ["--heldout-detail", str(side.heldout_detail)]
+    paths = {
+        "--system-config": side.system_config,
+        "--heldout-detail": side.heldout_detail,
+        "--checks-root": side.checks_root,
+        "--added-cases": side.added_cases,
+        "--cache-dir": side.cache_dir,
+        "--answers": side.answers,
+    }
+    if more is None:  # round 0: records its answers, takes its own case list and repeats
+        paths |= {"--record": side.record, "--cases-from": side.cases_from}
+    args += [arg for flag, path in paths.items() if path is not None for arg in (flag, str(path))]
     if more is not None:
         args += ["--cases-from", str(more.cases_from), "--append", "--repeats", str(more.repeats)]
+    elif side.repeats is not None:
+        args += ["--repeats", str(side.repeats)]
     return args
 
 
@@ -157,11 +176,13 @@ def run_sides(
     sides: Sequence[Side], env: Mapping[str, str], out: TextIO, more: MoreRuns | None = None
 ) -> None:
     """`gate run` for each side at once (`more`: a round of more runs of some cases); a fatal
-    failure of one stops the others."""
+    failure of one stops the others, each once it has started its cases (see `_started`)."""
     lock = threading.Lock()
     procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
     try:
         for side in sides:
+            if more is None:  # a report left by an earlier run would read as started
+                side.report.unlink(missing_ok=True)
             argv = [sys.executable, "-P", "-m", "gate", *gate_run_args(side, more)]
             proc = subprocess.Popen(
                 argv,
@@ -178,23 +199,32 @@ def run_sides(
             thread.start()
             procs.append((side, proc, thread))
         pending = list(procs)
+        stop_by: float | None = None  # set by the first fatal failure
         while pending:
             for item in list(pending):
                 side, proc, thread = item
+                if stop_by is not None and (_started(side, more) or time.monotonic() > stop_by):
+                    _kill(proc)
                 try:
                     side.returncode = proc.wait(timeout=0.1)
                 except subprocess.TimeoutExpired:
                     continue
                 thread.join()
                 pending.remove(item)
-                if side.status().fatal:
-                    for _, other, _ in pending:
-                        _kill(other)
+                if stop_by is None and side.status().fatal:
+                    stop_by = time.monotonic() + STARTUP_GRACE_S
     finally:
         for _, proc, thread in procs:
             if proc.poll() is None:
                 _kill(proc)
             thread.join(timeout=5)
+
+
+def _started(side: Side, more: MoreRuns | None) -> bool:
+    """Past its start: its config, cases and system were accepted and it opened its report.
+    A side that fails is only ever stopped from here on, so whether the other side's input was
+    bad (exit 2, the user's to fix) never depends on which side failed first."""
+    return more is not None or side.report.is_file()
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

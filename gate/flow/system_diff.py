@@ -1,7 +1,8 @@
 """What the PR changed in the system under test, read with git: the diff of every file whose
 hash differs between the two runs' metadata (`RunMeta.files`: the config, the prompt and
 model-config files, the watched files), from the base commit to the head commit, or to the
-working tree for `gate check`. A file only one side lists is added or removed.
+working tree for `gate check`. A file only one side lists is added or removed, or, when git
+has it unchanged on both, no longer (newly) read by the head's run.
 
 A case file that a `watch` glob hashed is listed without its diff: it may hold held-out
 cases, whose input and expectations the comment never shows.
@@ -60,9 +61,12 @@ def file_diff(
     try:
         # literal: a file named `p*.md` must not pull in the diff of every file it matches
         hunks, binary = _hunks(repo.git(*DIFF_ARGS, *revisions, "--", f":(literal){path}"))
-        local = repo.root / path
-        if not hunks and not binary and head_sha is None and status == "added" and local.is_file():
-            hunks, binary = _new_file(local)
+        if not hunks and not binary and status in ("added", "removed"):
+            if _on_both(repo, base_sha, head_sha, path):
+                return _unchanged(path, status)
+            local = repo.root / path
+            if head_sha is None and status == "added" and local.is_file():
+                hunks, binary = _new_file(local)
     except (GitError, OSError) as exc:
         return FileDiff(path=path, status=status, note=f"cannot read the diff: {exc}")
     if not hunks and not binary:
@@ -78,6 +82,26 @@ def file_diff(
         diff=text,
         diff_lines=total,
     )
+
+
+def _on_both(repo: GitRepo, base_sha: str, head_sha: str | None, path: str) -> bool:
+    def at(sha: str) -> bool:
+        try:
+            repo.git("cat-file", "-e", f"{sha}:{path}")
+        except GitError:
+            return False
+        return True
+
+    return at(base_sha) and (at(head_sha) if head_sha else (repo.root / path).is_file())
+
+
+def _unchanged(path: str, status: FileStatus) -> FileDiff:
+    """A file git has the same on both sides that only one side's run read."""
+    if status == "removed":
+        note = "unchanged: the base's run read it, the head's does not"
+        return FileDiff(path=path, status="no_longer_read", note=note)
+    note = "unchanged: the head's run reads it, the base's did not"
+    return FileDiff(path=path, status="newly_read", note=note)
 
 
 def read_system_diff(

@@ -1,7 +1,8 @@
 """The PR comment: one per suite, found again by its hidden marker and edited in place.
 
-The marker is matched across all pages of the issue's comments (100 per page); when the
-token's login is known, only that author's comments count (anyone can paste a marker).
+The marker is the comment's first line, matched across all pages of the issue's comments (100
+per page); when the token's login is known, only that author's comments count (anyone can
+paste a marker).
 """
 
 from __future__ import annotations
@@ -93,13 +94,15 @@ def list_comments(client: GitHubClient, target: CommentTarget) -> list[IssueComm
 def pick_comment(
     comments: list[IssueComment], marker: str, author: str | None
 ) -> IssueComment | None:
-    """Ours: carries the marker and is by `author`; oldest first.
+    """Ours: starts with the marker and is by `author`; oldest first.
 
-    An unknown author means an app token (the job token may not ask who it is), whose
-    comments are always by a bot: then only bots' comments count.
+    Only the first line counts: the gate writes the marker there, and nothing below it (a
+    template, a quoted output) can make a comment pass for another suite's. An unknown author
+    means an app token (the job token may not ask who it is), whose comments are always by a
+    bot: then only bots' comments count.
     """
     for comment in comments:
-        if marker not in comment.body:
+        if comment.body.split("\n", 1)[0].strip() != marker:
             continue
         if comment.author == author if author is not None else comment.author_is_bot:
             return comment

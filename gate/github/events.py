@@ -2,11 +2,16 @@
 
 | event | base | head | comment on |
 |---|---|---|---|
-| `pull_request` (opened, synchronize, reopened) | the PR's base sha | the checkout | the PR |
-| `pull_request_target` (same actions) | the PR's base sha | the checkout | the PR |
-| `merge_group` | the queue's base sha | the checkout | nothing (job summary) |
-| `push`, `workflow_dispatch` | input `base-ref`, else the parent commit | the checkout | nothing |
+| `pull_request` (opened, synchronize, reopened, (un)labeled) | PR base sha | checkout | the PR |
+| `pull_request_target` (same actions) | PR base sha | checkout | the PR |
+| `merge_group` | the queue's base sha | checkout | nothing (job summary) |
+| `push`, `workflow_dispatch` | input `base-ref`, else the parent commit | checkout | nothing |
 | anything else | - | - | skipped, with the reason |
+
+A pull request's labels come with it (the accept label turns a fail into a pass; the action
+reads them again from the API at run time, since they may have changed since the event). A
+label added or removed runs the whole evaluation again, never a skip: a skip would pass the
+check.
 
 Pure: the event's name and payload in, an `Activity` out; reading the payload file is the
 caller's job (`load_event`).
@@ -23,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gate.errors import InputError
 
 PR_EVENTS = ("pull_request", "pull_request_target")
-PR_ACTIONS = ("opened", "synchronize", "reopened")
+PR_ACTIONS = ("opened", "synchronize", "reopened", "labeled", "unlabeled")
 SUPPORTED = (*PR_EVENTS, "merge_group", "push", "workflow_dispatch")
 
 
@@ -51,6 +56,7 @@ class Activity(BaseModel):
     pr_code_checkout_required: bool = Field(
         False, description="pull_request_target: the default checkout is the base, not the PR"
     )
+    labels: tuple[str, ...] = Field((), description="the PR's labels, as the event gave them")
 
     @property
     def skipped(self) -> bool:
@@ -69,10 +75,15 @@ class _Side(_Payload):
     ref: str = ""
 
 
+class _Label(_Payload):
+    name: str
+
+
 class _PullRequest(_Payload):
     number: int
     base: _Side
     head: _Side
+    labels: list[_Label] = Field(default_factory=list)
 
 
 class PullRequestEvent(_Payload):
@@ -149,6 +160,7 @@ def _pull_request(name: str, payload: dict[str, Any], source: str) -> Activity:
         head_sha=pr.head.sha,
         pr_number=pr.number,
         pr_code_checkout_required=name == "pull_request_target",
+        labels=tuple(label.name for label in pr.labels),
     )
 
 

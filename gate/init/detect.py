@@ -9,13 +9,15 @@ syntax trees (`entry_points`). The rules, also in docs/init.md:
 - **Prompt template**: a `.j2`, `.jinja`, `.jinja2` or `.prompt` file, or a `.md`/`.txt` file
   in a folder named `prompt`/`prompts`/`templates` or whose name contains `prompt`. README,
   CHANGELOG and LICENSE files are never prompts.
-  A template that jinja2 cannot compile (a nunjucks filter jinja2 lacks, such as `load`) is
-  skipped, with its reason. A `.txt` prompt file holding several prompts separated by lines
+  A template that does not compile (a syntax error, or a filter neither jinja2 nor nunjucks
+  has: nunjucks' `dump` and `nl2br` and promptfoo's `load` are the gate's too) is skipped,
+  with its reason. A `.txt` prompt file holding several prompts separated by lines
   of `---` (promptfoo's format) is that many prompts: each is written to its own file under
   `evals/prompts/`, which the suites evaluate.
 - **Model config**: a `.yml`/`.yaml` file whose top level is a mapping with a string `model:`
   (outside `.github/`, and not `gate.yml`). Its `provider:`, else a `claude…` model name,
-  makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's.
+  makes it anthropic, else openai; its key variable is `api_key_env:` or the provider's. The
+  file its `system:` names is its system prompt, not a prompt of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 
@@ -59,6 +61,7 @@ class ModelConfig:
     model: str  # its `model:`
     kind: str  # the suite's system kind: openai or anthropic
     key_env: str  # the variable the provider's key is read from
+    system: str | None = None  # its `system:` prompt file, relative to the repository root
 
 
 @dataclass
@@ -68,6 +71,7 @@ class Findings:
     models: dict[str, ModelConfig] = field(default_factory=dict)  # by model config path
     targets: list[PythonTarget] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (prompt file, why)
+    promptfoo: list[str] = field(default_factory=list)  # promptfoo configs (`gate.init.promptfoo`)
 
 
 def repository_files(root: Path) -> list[str]:
@@ -106,14 +110,32 @@ def is_prompt_path(path: str) -> bool:
     return False
 
 
+def _environment() -> Any:
+    """The environment prompts render in (jinja2's sandbox) with their filters (nunjucks'
+    too), to parse templates: never to render them."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS
+
+    environment = ImmutableSandboxedEnvironment()
+    environment.filters.update(NUNJUCKS_FILTERS)
+    return environment
+
+
 def template_problem(text: str) -> str | None:
-    """Why the text is no jinja2 template the gate can render (a syntax error, a nunjucks
-    filter jinja2 lacks such as `load`), with its line; None when it is one."""
+    """Why the text is no template the gate can render (a syntax error, a filter neither
+    jinja2 nor nunjucks has), with its line; None when it is one."""
     import jinja2
     from jinja2 import meta
 
-    try:
-        meta.find_undeclared_variables(jinja2.Environment().parse(text))
+    from gate.inputs.promptfoo.nunjucks import unknown_filter
+
+    environment = _environment()
+    problem = unknown_filter(environment, text, "")
+    if problem is not None:
+        return f"{problem.message.split(':')[0]} (line {problem.line})"
+    try:  # parsed, never rendered, by the environment prompts render in
+        meta.find_undeclared_variables(environment.parse(text))
     except jinja2.TemplateError as exc:
         line = getattr(exc, "lineno", None)
         message = (exc.message or type(exc).__name__).rstrip(".")
@@ -161,12 +183,11 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     template reads from that (`input.question`, `input["lang"]`) count instead. A variable
     the template loops over is a list (`{% for d in docs %}`: an empty one); one it reads keys
     from (`{{ user.name }}`, not a method call such as `name.upper()`) a mapping of them."""
-    import jinja2
-    from jinja2 import meta, nodes
+    from jinja2 import nodes
 
     if template_problem(text) is not None:
         return None
-    tree = jinja2.Environment().parse(text)
+    tree = _environment().parse(text)
 
     def key_of(node: nodes.Node) -> str | None:
         if isinstance(node, nodes.Getattr):
@@ -187,9 +208,7 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
             return None if node.name == "input" else node.name
         return from_input(node)
 
-    shapes: dict[str, Shape] = {
-        name: "text" for name in meta.find_undeclared_variables(tree) - {"input"}
-    }
+    shapes: dict[str, Shape] = {name: "text" for name in _undeclared(tree) - {"input"}}
     lookups = [
         n for n in tree.find_all((nodes.Getattr, nodes.Getitem))
         if isinstance(n, nodes.Getattr | nodes.Getitem)
@@ -213,6 +232,13 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     return dict(sorted(shapes.items()))
 
 
+def _undeclared(tree: Any) -> set[str]:
+    from jinja2 import meta
+
+    found: set[str] = meta.find_undeclared_variables(tree)
+    return found
+
+
 def model_of(text: str) -> ModelConfig | None:
     """The model config's model, provider and key variable; None if it names no model."""
     try:
@@ -228,7 +254,8 @@ def model_of(text: str) -> ModelConfig | None:
     key_env = data.get("api_key_env")
     if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
         key_env = f"{provider.upper()}_API_KEY"
-    return ModelConfig(model, provider, key_env)
+    system = data.get("system")
+    return ModelConfig(model, provider, key_env, system if isinstance(system, str) else None)
 
 
 def read_text(path: Path) -> str | None:
@@ -243,6 +270,7 @@ def read_text(path: Path) -> str | None:
 def scan(root: Path) -> Findings:
     found = Findings()
     files = repository_files(root)
+    found.promptfoo = [f for f in files if PurePosixPath(f).name.startswith("promptfooconfig.")]
     for path in files:
         pure = PurePosixPath(path)
         if is_prompt_path(path):
@@ -259,6 +287,7 @@ def scan(root: Path) -> Findings:
             if model:
                 found.model_configs.append(path)
                 found.models[path] = model
+    _drop_system_prompts(found)
     known = {p.source or p.path for p in found.prompts} | set(found.model_configs)
     for path in files:
         if path.endswith(".py"):
@@ -267,6 +296,19 @@ def scan(root: Path) -> Findings:
                 found.targets += entry_points(path, text, known)
     found.targets.sort(key=rank)
     return found
+
+
+def _drop_system_prompts(found: Findings) -> None:
+    """A model config's `system:` file is the system message of that config's suites, not a
+    prompt of its own: a suite sending it as the user message would evaluate nothing real."""
+    owners = {
+        PurePosixPath(m.system).as_posix(): path
+        for path, m in found.models.items()
+        if m.system is not None
+    }
+    for prompt in [p for p in found.prompts if p.path in owners]:
+        found.prompts.remove(prompt)
+        found.skipped.append((prompt.path, f"the system prompt of {owners[prompt.path]}"))
 
 
 def nearest(prompt: str, configs: list[str]) -> str:

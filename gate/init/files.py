@@ -24,10 +24,16 @@ def config_text(plan: Plan) -> str:
         data["watch"] = plan.watch
     data["threshold"] = 3
     data["block_severities"] = ["blocker"]
-    data["suites"] = [{"name": s.name, "cases": s.cases, "system": s.system} for s in plan.suites]
+    data["suites"] = [
+        {"name": s.name, "promptfoo": s.promptfoo}
+        if s.promptfoo
+        else {"name": s.name, "cases": s.cases, "system": s.system}
+        for s in plan.suites
+    ]
     header = (
-        "# Eval Gate configuration, written by `gate init`. Every key is explained in the\n"
-        "# README's Configuration section; `gate schema config` prints the JSON Schema.\n"
+        "# Eval Gate configuration, written by `gate init`. Every key is explained in Eval\n"
+        "# Gate's docs/config.md, the cases and their checks in docs/cases.md; `gate schema\n"
+        "# config` prints the JSON Schema.\n"
         "# A pull request that changes none of `watch`, this file, the cases or a system's\n"
         "# own files (prompt, model config, Python module) is skipped.\n"
     )
@@ -37,10 +43,11 @@ def config_text(plan: Plan) -> str:
 def files_for(plan: Plan) -> dict[str, str]:
     """Relative path -> content of every file `gate init` writes."""
     single = len(plan.suites) == 1
-    for suite in plan.suites:
+    starters = [suite for suite in plan.suites if not suite.promptfoo]
+    for suite in starters:
         suite.cases = f"{CASES_DIR}/{'cases' if single else suite.name}.jsonl"
     files = {CONFIG: config_text(plan), **plan.prompt_files}
-    files.update({suite.cases: cases_text(suite) for suite in plan.suites})
+    files.update({suite.cases: cases_text(suite) for suite in starters})
     files[WORKFLOW] = workflow_text(plan.key_envs)
     return files
 

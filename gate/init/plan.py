@@ -23,6 +23,7 @@ class Suite:
     input_keys: tuple[str, ...]
     cases: str = ""
     shapes: dict[str, Shape] = field(default_factory=dict)
+    promptfoo: str | None = None  # a promptfoo config: the suite's cases and system
 
 
 @dataclass

@@ -4,7 +4,9 @@
 Format A: `{id, task?, severity?, heldout?, input, expect, reference?}`.
 Format B: `{id, prompt, test_code, reference?}` (a domain code benchmark); it becomes a case
 whose input is `{"prompt": ...}` and whose `expect.test_code` is the test code.
-A CSV row becomes a format A case: its columns are the input, `__expected` columns the checks.
+A CSV row becomes a format A case: its columns are the input, its `__expected` columns
+promptfoo assertions (`assertions`, run with promptfoo's semantics). A promptfoo config's tests
+become cases too (`gate.inputs.promptfoo_suite.tests`): their `input` is the test's `vars`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from gate.inputs.csv_cases import csv_records
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hint
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
+from gate.inputs.promptfoo.assertions import Assertion, AssertionContext, AssertionSet
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
+from gate.inputs.text_files import read_utf8
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
@@ -72,16 +76,35 @@ class Case(BaseModel):
     expect: Expect = Field(default_factory=Expect)
     reference: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    assertions: AssertionSet | None = Field(
+        None, description="promptfoo's assertions (CSV columns, a promptfoo config's tests)"
+    )
+    input_is_vars: bool = Field(
+        False, description="a promptfoo test: the system gets its vars as they are, no `id`"
+    )
     file: str = ""
     line: int = 0
+    added: bool = False  # the PR flow: a case the PR adds, which the base's suite lacks
 
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
 
+    @property
+    def python_targets(self) -> list[str]:
+        """Every python check's `module:function`: `expect.python`'s and the assertions'."""
+        found = self.assertions.python_targets if self.assertions else []
+        return [*self.expect.python, *found]
+
+    @property
+    def graded(self) -> list[Assertion]:
+        """The `llm-rubric` assertions (each asks the judge, or its own grader)."""
+        return self.assertions.graded if self.assertions else []
+
     def system_input(self) -> dict[str, Any]:
-        """What the system receives: the case input plus its id under `id`."""
-        return {**self.input, "id": self.id}
+        """What the system receives: the case input plus its id under `id` (a promptfoo
+        test's vars as they are: one may be called `id`)."""
+        return dict(self.input) if self.input_is_vars else {**self.input, "id": self.id}
 
 
 VOCABULARY = sorted(known_fields(CaseRecord) | set(EXPECT_KEYS))
@@ -181,21 +204,39 @@ def _records_json_array(text: str, display: str) -> Iterator[tuple[Any, int]]:
         pos = end
 
 
-def _csv_cases(text: str, path: Path, display: str) -> Iterator[Case]:
-    for data, at in csv_records(text, display, path.stem):
+def _csv_cases(text: str, path: Path, display: str, root: Path) -> Iterator[Case]:
+    """A CSV case file's rows; `file://` values and python files are the checkout's (`root`)."""
+    for test, at in csv_records(text, display, path.stem):
         try:
-            yield parse_case(data, file=path, display=display, line=at.row.line)
+            case = parse_case(test.record, file=path, display=display, line=at.row.line)
         except InputError as exc:  # a column's value: name the column and the row
             raise at.error(exc.message, exc.key) from None
+        if test.asserts or test.threshold is not None:
+            from gate.inputs.promptfoo.assertion_values import parse_assertions  # jinja2
+
+            ctx = AssertionContext(
+                where=f"{display}:{at.row.line}",
+                test=f"row {at.row.number}",
+                vars=test.vars,
+                read=lambda rel: _root_text(root, rel, display),
+            )
+            assertions = AssertionSet(
+                assertions=parse_assertions(test.asserts, ctx), threshold=test.threshold
+            )
+            case = case.model_copy(update={"assertions": assertions})
+        yield case
 
 
-def load_case_file(path: Path, display: str) -> list[Case]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", file=display) from None
-    except OSError as exc:
-        raise InputError(f"cannot read case file: {exc.strerror}", file=display) from None
+def _root_text(root: Path, relative: str, display: str) -> str:
+    """A file a CSV row's assertion names (`file://expected.txt`), in the checkout only."""
+    path = (root / relative).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise InputError(f"{relative!r} leads outside the checkout: not read", file=display)
+    return read_utf8(path, display, "file")
+
+
+def load_case_file(path: Path, display: str, root: Path | None = None) -> list[Case]:
+    text = read_utf8(path, display, "case file")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return [
@@ -208,7 +249,7 @@ def load_case_file(path: Path, display: str) -> list[Case]:
             for data, line in _records_json_array(text, display)
         ]
     if suffix == ".csv":
-        return list(_csv_cases(text, path, display))
+        return list(_csv_cases(text, path, display, root or path.parent))
     if suffix in (".yaml", ".yml"):
         data, locator = load_yaml(text, display)
         if data is None:
@@ -262,7 +303,8 @@ def load_cases(
     cases: list[Case] = []
     seen: dict[str, Case] = {}
     for path in resolve_case_paths(spec, base_dir):
-        for case in load_case_file(path, display_path(path, display_root or base_dir)):
+        root = display_root or base_dir
+        for case in load_case_file(path, display_path(path, root), root):
             if case.id in seen:
                 first = seen[case.id]
                 raise InputError(

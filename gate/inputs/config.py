@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gate.errors import InputError
 from gate.inputs.policy import PolicyKeys
+from gate.inputs.promptfoo.files import Checkout
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 
 
@@ -89,8 +90,23 @@ class ReplaySystem(ClosedModel):
     file: str = Field(description="Recorded outputs keyed by case id (see --record)")
 
 
+class PromptfooSystem(ProviderSettings):
+    """One prompt and one provider of a promptfoo config (what a suite's `promptfoo:` makes)."""
+
+    kind: Literal["promptfoo"]
+    config: str = Field(description="The promptfoo config, relative to gate.yml")
+    prompt: str | None = Field(None, description="The prompt's name, when it has several")
+    provider: str | None = Field(None, description="The provider's label or id, when several")
+
+
 SystemConfig = Annotated[
-    OpenAISystem | AnthropicSystem | HttpSystem | CommandSystem | PythonSystem | ReplaySystem,
+    OpenAISystem
+    | AnthropicSystem
+    | HttpSystem
+    | CommandSystem
+    | PythonSystem
+    | ReplaySystem
+    | PromptfooSystem,
     Field(discriminator="kind"),
 ]
 
@@ -118,6 +134,9 @@ class JudgeConfig(ProviderSettings):
 
 
 class SandboxConfig(ClosedModel):
+    """The sandbox of code checks and `python` checks; in the PR flow its limits are the
+    base's for both sides."""
+
     timeout_s: float = Field(5.0, gt=0, description="Wall-clock limit per code execution")
     memory_mb: int = Field(512, ge=32, description="Address-space limit")
     cpu_s: int | None = Field(None, ge=1, description="CPU-time limit (default: timeout + 1)")
@@ -126,9 +145,13 @@ class SandboxConfig(ClosedModel):
     max_file_mb: int = Field(16, ge=1)
     max_output_kb: int = Field(64, ge=1, description="Captured stdout/stderr per stream")
     pythonpath: list[str] = Field(
-        default_factory=list, description="Folders of the checkout importable by generated code"
+        default_factory=list,
+        description="Folders of the checkout importable by generated code (each side's own in "
+        "the PR flow; the python checks get the base's)",
     )
-    prelude: str = Field("", description="Code run before the candidate, e.g. imports")
+    prelude: str = Field(
+        "", description="Code run before the candidate, e.g. imports (each side's own)"
+    )
     workers: int | None = Field(
         None, ge=1, le=64, description="Parallel executions (default: cores)"
     )
@@ -159,17 +182,43 @@ class CacheConfig(ClosedModel):
 
 class SuiteConfig(ClosedModel):
     name: str = "default"
-    cases: str | list[str] = Field(
-        description="File, glob or list of them (relative to config): .jsonl, .json, .yaml, .csv"
+    cases: str | list[str] | None = Field(
+        None,
+        description="File, glob or list of them (relative to config): .jsonl, .json, .yaml, "
+        ".csv. In the PR flow the base's cases measure both sides (by id, as the base defines "
+        "them); cases the PR adds are asked of both and kept out of the delta",
     )
-    system: SystemConfig
+    promptfoo: str | None = Field(
+        None,
+        description="A promptfoo config (relative to gate.yml) instead of cases and system: its "
+        "tests are the cases, each prompt and provider a suite (docs/promptfoo.md)",
+    )
+    system: SystemConfig = Field(
+        description="The system under test; in the PR flow each side runs its own"
+    )
     watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SuiteConfig:
+        if (self.cases is None) == (self.promptfoo is None):
+            raise ValueError("a suite needs `cases` (and `system`), or `promptfoo`")
+        return self
+
+    @field_validator("name")
+    @classmethod
+    def _not_an_option_marker(cls, name: str) -> str:
+        if name == "--":  # command lines read `--` as the end of the options, never as a value
+            raise ValueError("a suite cannot be named '--'")
+        return name
 
 
 class GateConfig(PolicyKeys):
     """`gate.yml`: the policy's keys at the top level, then what runs and how."""
 
-    watch: list[str] = Field(default_factory=list, description="Globs; a PR touching none skips")
+    watch: list[str] = Field(
+        default_factory=list,
+        description="Globs; a PR touching none skips (one that narrows it is named in the comment)",
+    )
     repeats: Annotated[int, Field(ge=1, le=100)] | Literal["auto"] = Field(
         1,
         description="Runs per case and side; auto: the gate decides, in rounds, and stops when "
@@ -179,11 +228,21 @@ class GateConfig(PolicyKeys):
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")
     suites: list[SuiteConfig] = Field(min_length=1)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
-    judge: JudgeConfig | None = None
-    prices: dict[str, Price] = Field(default_factory=dict)
+    judge: JudgeConfig | None = Field(
+        None, description="The model that scores expect.rubric; in the PR flow the base's"
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="USD per million tokens per model; in the PR flow the base's price both "
+        "sides (a model they lack is unmeasured, not free)",
+    )
     cache: CacheConfig = Field(default_factory=CacheConfig)
     templates: str | None = Field(
-        None, description="Folder of jinja2 templates extending or replacing the PR comment's"
+        None,
+        description="Folder of jinja2 templates extending or replacing the PR comment's body. "
+        "They render in a sandbox (no environment, files or Python internals); the marker and "
+        "the verdict line are the gate's, above what they render. In the PR flow the base "
+        "commit's render the comment",
     )
 
     @field_validator("repeats", mode="wrap")
@@ -200,15 +259,7 @@ class GateConfig(PolicyKeys):
     @classmethod
     def _single_suite_shorthand(cls, data: Any) -> Any:
         """`cases:` + `system:` at the top level mean one suite named `default`."""
-        if (
-            isinstance(data, dict)
-            and "suites" not in data
-            and ("cases" in data or "system" in data)
-        ):
-            data = dict(data)
-            suite = {k: data.pop(k) for k in ("cases", "system", "name") if k in data}
-            data["suites"] = [suite]
-        return data
+        return single_suite(data)
 
     @model_validator(mode="after")
     def _unique_suite_names(self) -> GateConfig:
@@ -240,6 +291,10 @@ class LoadedConfig(BaseModel):
     path: Path
     locator: Locator | None = None
     shorthand: bool = Field(False, description="one suite written as top-level cases/system")
+    origins: dict[str, int] = Field(
+        default_factory=dict,
+        description="a suite's place in the file's `suites`, when a promptfoo config made it",
+    )
 
     @property
     def base_dir(self) -> Path:
@@ -249,7 +304,9 @@ class LoadedConfig(BaseModel):
         """The line of `keys` inside the suite `name` (e.g. "system", "model_config")."""
         if self.locator is None:
             return None
-        index = next(i for i, s in enumerate(self.config.suites) if s.name == name)
+        index = self.origins.get(name)
+        if index is None:
+            index = next(i for i, s in enumerate(self.config.suites) if s.name == name)
         prefix: tuple[str | int, ...] = () if self.shorthand else ("suites", index)
         return self.locator.line((*prefix, *keys))
 
@@ -260,12 +317,31 @@ class LoadedConfig(BaseModel):
 VOCABULARY = known_fields(GateConfig, *SystemConfig.__args__[0].__args__)  # type: ignore[attr-defined]
 
 
-def read_config(text: str, path: Path) -> LoadedConfig:
+def single_suite(data: Any) -> Any:
+    """`cases:` + `system:` (or `promptfoo:`) at the top level mean one suite, `default`."""
+    keys = ("cases", "system", "promptfoo")
+    if isinstance(data, dict) and "suites" not in data and any(k in data for k in keys):
+        data = dict(data)
+        suite = {k: data.pop(k) for k in (*keys, "name") if k in data}
+        data["suites"] = [suite]
+    return data
+
+
+def read_config(text: str, path: Path, checkout: Checkout | None = None) -> LoadedConfig:
+    """gate.yml's text (from `path`); a suite's `promptfoo:` config is read from `checkout`
+    (default: the checkout `path` lies in), and becomes one suite per prompt and provider."""
     data, locator = load_yaml(text, path)
     if data is None:
         raise InputError("the file is empty; it needs at least `cases` and `system`", file=path)
     if not isinstance(data, dict):
         raise InputError("the top level must be a mapping of keys", file=path, line=1)
+    shorthand = "suites" not in data
+    data = single_suite(data)
+    origins: dict[str, int] = {}
+    if "promptfoo" in text:  # jinja2 and the promptfoo readers, only for promptfoo suites
+        from gate.inputs.promptfoo_suite.suites import expand_suites
+
+        data, origins = expand_suites(data, locator, path, checkout, shorthand)
     try:
         config = GateConfig.model_validate(data)
     except ValidationError as err:
@@ -273,7 +349,7 @@ def read_config(text: str, path: Path) -> LoadedConfig:
             err, file=path, data=data, locator=locator, vocabulary=VOCABULARY
         ) from None
     return LoadedConfig(
-        config=config, path=path.resolve(), locator=locator, shorthand="suites" not in data
+        config=config, path=path.resolve(), locator=locator, shorthand=shorthand, origins=origins
     )
 
 

@@ -1,13 +1,16 @@
-"""CSV case files (what teams keep in a spreadsheet): a header row, then one case per row.
+"""CSV case files (what teams keep in a spreadsheet) and promptfoo's CSV tests: a header row,
+then one case per row.
 
-Columns: `id`, `task`, `severity`, `heldout` and `reference` as in JSONL (no `id` column: the
-id is the file's name and a hash of the row's input, so it stays with the row when others
-move); promptfoo's `__expected` / `__expected1..N` (its `type: value` syntax, see
-`gate.inputs.assertions`), `__description`, `__metric`, `__threshold` (of the row's `python`
-checks), `__metadata:KEY` (`KEY[]`: a comma-separated list, `\\,` a literal comma) and
-`__config:__expectedN:threshold`; every other column is an input variable (a string).
-promptfoo's `__prefix`, `__suffix` and `__providerOutput` have no equivalent: a value in one is
-an error. Errors name the file, the line, the spreadsheet row and the column (exit 2).
+Columns: `id`, `task`, `severity`, `heldout` and `reference` as in JSONL, in a case file (no
+`id` column: the id is the file's name and a hash of the row's input, so it stays with the row
+when others move); promptfoo's `__expected` / `__expected1..N` (its `type: value` syntax, see
+`gate.inputs.promptfoo.assertions`: each is an assertion, run with promptfoo's semantics),
+`__description`, `__metric` (the metric of the row's assertions), `__threshold` (the row's:
+the weighted score of its assertions must reach it), `__metadata:KEY` (`KEY[]`: a
+comma-separated list, `\\,` a literal comma) and `__config:__expectedN:threshold`; every other
+column is an input variable (a string). promptfoo's `__prefix`, `__suffix` and
+`__providerOutput` have no equivalent: a value in one is an error. Errors name the file, the
+line, the spreadsheet row and the column (exit 2).
 """
 
 from __future__ import annotations
@@ -21,11 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from gate.errors import InputError
-from gate.inputs.assertions import expectation
-from gate.inputs.expect import Expect
+from gate.inputs.promptfoo.assertions import from_string
 from gate.inputs.sourcemap import suggest
 
 CASE_COLUMNS = ("id", "task", "severity", "heldout", "reference")
@@ -42,18 +42,7 @@ COLLIDING = {
 TRUE = {"true", "yes", "y", "1"}
 FALSE = {"false", "no", "n", "0", ""}
 _SPLIT = re.compile(r"(?<!\\),")
-LIST_KEYS = frozenset(
-    {
-        "must_include",
-        "must_not_include",
-        "contains",
-        "contains_any",
-        "contains_all",
-        "regex",
-        "not_regex",
-        "python",
-    }
-)
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
 @dataclass
@@ -71,7 +60,6 @@ class Located:
 
     display: str
     row: Row
-    seen: dict[str, str] = field(default_factory=dict)  # expect key -> the column that set it
 
     def error(self, message: str, column: str | None = None) -> InputError:
         where = f"column `{column}` (row {self.row.number})" if column else f"row {self.row.number}"
@@ -151,121 +139,124 @@ def _metadata(column: str, value: str) -> tuple[str, Any]:
     return key, value
 
 
-def _merge(expect: dict[str, Any], keys: dict[str, Any], column: str, at: Located) -> None:
-    for key, value in keys.items():
-        if key in LIST_KEYS:
-            expect.setdefault(key, []).extend(value)
-        elif key in expect and expect[key] != value:
-            raise at.error(f"`{key}` is already set by column `{at.seen[key]}`", column)
-        else:
-            expect[key] = value
-        at.seen.setdefault(key, column)
+def _number(value: str, column: str, at: Located) -> float:
+    if not _NUMBER.match(value):
+        raise at.error(f"{value!r} is not a number", column)
+    return float(value)
 
 
-def _assertion(value: str, column: str, at: Located) -> tuple[dict[str, Any], float | None]:
-    try:
-        keys, threshold = expectation(value)
-        Expect.model_validate(keys)
-    except ValueError as exc:
-        message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-        raise at.error(message.removeprefix("Value error, "), column) from None
-    return keys, threshold
+@dataclass
+class RowTest:
+    """One row as promptfoo reads it (`testCaseFromCsvRow`), with the case file's columns."""
 
+    vars: dict[str, str] = field(default_factory=dict)
+    asserts: list[dict[str, Any]] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)  # the column of each assertion
+    record: dict[str, Any] = field(default_factory=dict)  # id, task, severity, heldout, ...
+    metadata: dict[str, Any] = field(default_factory=dict)
+    description: str | None = None
+    threshold: float | None = None
 
-def _threshold(value: str, column: str, at: Located) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise at.error(f"{value!r} is not a number", column) from None
-    if not 0 <= number <= 1:
-        raise at.error(f"{number:g} is not in [0, 1]", column)
-    return number
+    def test(self) -> dict[str, Any]:
+        """The row as a promptfoo test mapping."""
+        test: dict[str, Any] = {"vars": self.vars, "assert": self.asserts}
+        if self.description:
+            test["description"] = self.description
+        if self.threshold is not None:
+            test["threshold"] = self.threshold
+        if self.metadata:
+            test["metadata"] = self.metadata
+        return test
 
 
 class RowReader:
-    """One row as the fields of a case record (`id`, `input`, `expect`, ...)."""
+    """One row: its variables, assertions and (in a case file) the case's own columns."""
 
-    def __init__(self, row: Row, display: str, stem: str) -> None:
+    def __init__(self, row: Row, display: str, case_columns: tuple[str, ...]) -> None:
         self.at = Located(display, row)
-        self.stem = stem
-        self.record: dict[str, Any] = {}
-        self.inputs: dict[str, str] = {}
-        self.expect: dict[str, Any] = {}
-        self.metadata: dict[str, Any] = {}
-        self.thresholds: dict[str, float] = {}  # column -> its threshold
+        self.case_columns = case_columns
+        self.out = RowTest()
+        self.metric: str | None = None
+        self.configs: dict[int, tuple[str, float]] = {}  # assertion index -> (column, threshold)
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> RowTest:
         for column, value in self.at.row.cells.items():
             self._cell(column, value)
-        self._apply_thresholds()
-        record = {**self.record, "input": self.inputs, "expect": self.expect}
-        if self.metadata:
-            record["metadata"] = self.metadata
-        record.setdefault("id", _case_id(self.stem, self.inputs))
-        return record
+        for index, (column, threshold) in self.configs.items():
+            if index >= len(self.out.asserts):
+                raise self.at.error("there is no such `__expected` value in the row", column)
+            self.out.asserts[index]["threshold"] = threshold
+        if self.metric:
+            for assertion in self.out.asserts:
+                assertion["metric"] = self.metric
+        return self.out
 
     def _cell(self, column: str, value: str) -> None:
-        if column in CASE_COLUMNS:
+        if column in self.case_columns:
             self._case_column(column, value.strip())
         elif column.startswith("__expected"):
             if value.strip():
-                keys, threshold = _assertion(value, column, self.at)
-                _merge(self.expect, keys, column, self.at)
-                if threshold is not None:
-                    self.thresholds[column] = threshold
+                self.out.asserts.append(from_string(value.strip()))
+                self.out.columns.append(column)
         elif column in NO_EQUIVALENT:
             if value.strip():
                 raise self.at.error(f"no equivalent here ({NO_EQUIVALENT[column]})", column)
-        elif column in ("__description", "__metric"):
-            if value.strip():
-                self.metadata[column.removeprefix("__")] = value
+        elif column == "__description":
+            self.out.description = value or None
+        elif column == "__metric":
+            self.metric = value or None
         elif column.startswith("__metadata:"):
             key, parsed = _metadata(column, value)
             if value.strip():
-                self.metadata[key] = parsed
-        elif column == "__threshold" or column.startswith("__config:"):
+                self.out.metadata[key] = parsed
+        elif column == "__threshold":
+            if value.strip():
+                self.out.threshold = _number(value.strip(), column, self.at)
+        elif column.startswith("__config:"):
             self._config(column, value.strip())
         else:
-            self.inputs[column] = value
+            self.out.vars[column] = value
 
     def _case_column(self, column: str, value: str) -> None:
         if column == "heldout":
             if value.lower() not in TRUE | FALSE:
                 raise self.at.error(f"{value!r} is not true or false", column)
-            self.record["heldout"] = value.lower() in TRUE
+            self.out.record["heldout"] = value.lower() in TRUE
         elif value:
-            self.record[column] = value
+            self.out.record[column] = value
 
     def _config(self, column: str, value: str) -> None:
-        if not value:
-            return
-        if column == "__threshold":
-            self.thresholds[column] = _threshold(value, column, self.at)
-            return
         target, _, key = column.removeprefix("__config:").rpartition(":")
-        if key != "threshold" or not target.startswith("__expected"):
+        index = re.fullmatch(r"__expected(\d*)", target)
+        if key != "threshold" or index is None or index.group(1) == "0":
             raise self.at.error("only `__config:__expectedN:threshold` has an equivalent", column)
-        self.thresholds[column] = _threshold(value, column, self.at)
-
-    def _apply_thresholds(self) -> None:
-        if not self.thresholds:
-            return
-        column = next(iter(self.thresholds))
-        if "python" not in self.expect:
-            raise self.at.error("a threshold applies to `python` checks only", column)
-        values = set(self.thresholds.values())
-        if len(values) > 1:
-            raise self.at.error("the row's python checks share one threshold", column)
-        self.expect["threshold"] = values.pop()
+        if value:
+            position = max(int(index.group(1) or 1) - 1, 0)  # __expected and __expected1: the first
+            self.configs[position] = (column, _number(value, column, self.at))
 
 
-def csv_records(text: str, display: str, stem: str) -> Iterator[tuple[dict[str, Any], Located]]:
-    """Each row as a case record (the fields of JSONL's format A), with where it is (to name
-    its row and column in the errors the record's validation finds)."""
+def csv_tests(text: str, display: str) -> Iterator[tuple[RowTest, Located]]:
+    """promptfoo's CSV tests file: each row, with where it is."""
+    _, rows = read_rows(text, display)
+    for row in rows:
+        yield RowReader(row, display, ()).read(), Located(display, row)
+
+
+def csv_records(text: str, display: str, stem: str) -> Iterator[tuple[RowTest, Located]]:
+    """Each row of a case file, its `record` the case's fields (`id`, `task`, `input`, ...),
+    with where it is (to name its row and column in the errors validation finds)."""
     _, rows = read_rows(text, display)
     seen: dict[str, Row] = {}
     for row in rows:
-        record = RowReader(row, display, stem).read()
+        test = RowReader(row, display, CASE_COLUMNS).read()
+        record = test.record
+        record.setdefault("id", _case_id(stem, test.vars))
+        record["input"] = test.vars
+        metadata = dict(test.metadata)
+        if test.description:
+            metadata = {"description": test.description, **metadata}
+        if metadata:
+            record["metadata"] = metadata
         first = seen.get(record["id"])
         if first is not None and not row.cells.get("id", "").strip():
             raise Located(display, row).error(
@@ -273,4 +264,4 @@ def csv_records(text: str, display: str, stem: str) -> Iterator[tuple[dict[str, 
                 "`id` column, or remove one"
             )
         seen.setdefault(record["id"], row)
-        yield record, Located(display, row)
+        yield test, Located(display, row)

@@ -17,3 +17,12 @@ def display_path(path: Path, root: Path | None) -> str:
     """`path` relative to `root` when it lies below it, else as given."""
     relative = relative_posix(path, root) if root is not None else None
     return str(path) if relative is None else relative
+
+
+def checkout_root(folder: Path) -> Path:
+    """The checkout `folder` lies in: the nearest folder holding `.git`, else `folder`."""
+    folder = folder.resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder

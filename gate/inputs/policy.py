@@ -51,9 +51,10 @@ class PolicyKeys(BaseModel):
         0.02,
         gt=0,
         lt=1,
-        description="The chance that a PR that changed nothing is blocked by the threshold rule, "
-        "over all its suites: a drop past the threshold blocks only when it is significant "
-        "against no change at its suite's share of this rate (Holm)",
+        description="Where the drop test decides (repeats: auto, or require_significance): the "
+        "chance that a PR that changed nothing is blocked by the threshold rule, over all its "
+        "suites; a drop past the threshold blocks only when it is significant against no change "
+        "at its suite's share of this rate (Holm)",
     )
     inconclusive: Literal["pass", "block"] = Field(
         "pass",
@@ -62,10 +63,12 @@ class PolicyKeys(BaseModel):
     )
     require_significance: bool = Field(
         False,
-        description="Also require the two-sided test at alpha (the rule before false_block_rate)",
+        description="Fixed repeats: a drop past the threshold blocks only when the drop test "
+        "rejects no change at the suite's share of false_block_rate (else inconclusive); "
+        "repeats: auto always asks the drop test",
     )
     alpha: float = Field(
-        0.05, gt=0, lt=1, description="Level of the confidence interval (and require_significance)"
+        0.05, gt=0, lt=1, description="Level of the confidence interval and the two-sided tests"
     )
     max_error_rate: float = Field(
         5.0, ge=0, le=100, description="Percent of errors per side above which the verdict is error"
@@ -78,6 +81,13 @@ class PolicyKeys(BaseModel):
     budgets: Budgets = Field(
         default_factory=Budgets,
         description="Cost, token and latency increases that fail the PR (none by default)",
+    )
+    accept_label: str | None = Field(
+        "eval-gate: accept",
+        min_length=1,
+        description="A PR label that turns a fail into an accepted pass (exit 0), which the "
+        "comment records with what would have failed (an error is never accepted); the base's "
+        "value counts. null: no way out",
     )
     max_repeats: int = Field(
         30, ge=3, le=100, description="repeats: auto: most runs of one case on one side"

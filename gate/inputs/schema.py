@@ -20,16 +20,34 @@ def schema_for(kind: SchemaKind) -> dict[str, Any]:
     model = GateConfig if kind == "config" else CaseRecord
     schema = model.model_json_schema(by_alias=True, mode="validation")
     if kind == "config":
+        _allow_promptfoo_suites(schema)
         _allow_single_suite_shorthand(schema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = TITLES[kind]
     return schema
 
 
+def _allow_promptfoo_suites(schema: dict[str, Any]) -> None:
+    """A suite is `cases` + `system`, or `promptfoo` alone (its config is the system too)."""
+    suite = schema["$defs"]["SuiteConfig"]
+    suite["required"] = [r for r in suite.get("required", []) if r != "system"]
+    suite["oneOf"] = [
+        {"required": ["cases", "system"]},
+        {
+            "required": ["promptfoo"],
+            "not": {"anyOf": [{"required": ["cases"]}, {"required": ["system"]}]},
+        },
+    ]
+
+
 def _allow_single_suite_shorthand(schema: dict[str, Any]) -> None:
-    """`cases:` + `system:` at the top level stand for one suite (see GateConfig)."""
+    """`cases:` + `system:` (or `promptfoo:`) at the top level stand for one suite."""
     suite = schema["$defs"]["SuiteConfig"]["properties"]
-    for key in ("cases", "system"):
+    for key in ("cases", "system", "promptfoo"):
         schema["properties"][key] = suite[key]
     schema["required"] = [r for r in schema.get("required", []) if r != "suites"]
-    schema["oneOf"] = [{"required": ["suites"]}, {"required": ["cases", "system"]}]
+    schema["oneOf"] = [
+        {"required": ["suites"]},
+        {"required": ["cases", "system"]},
+        {"required": ["promptfoo"]},
+    ]

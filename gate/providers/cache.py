@@ -13,6 +13,7 @@ some days, which keeps a cache that a workflow carries from run to run bounded.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import logging
@@ -20,7 +21,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,9 @@ from gate.report.files import atomic_write
 
 CACHE_VERSION = 1
 IGNORE_ALL = "# written by Eval Gate: git ignores this response cache\n*\n"
-# What `prune` may delete: entries (`v1/ab/<sha256>.json`) and atomic_write's leftovers.
-ENTRY = re.compile(r"(\.)?[0-9a-f]{64}\.json(\..+\.tmp)?")
+# What `prune` may delete: entries (`v1/ab/<sha256>.json`), atomic_write's leftovers and the
+# lock files a killed run left.
+ENTRY = re.compile(r"(\.)?[0-9a-f]{64}(\.json(\..+\.tmp)?|\.lock)")
 log = logging.getLogger(__name__)
 
 
@@ -79,6 +81,33 @@ class ResponseCache:
     def path(self, key: str) -> Path:
         assert self.directory is not None
         return self.directory / f"v{CACHE_VERSION}" / key[:2] / f"{key}.json"
+
+    @contextlib.contextmanager
+    def single_flight(self, key: str | None) -> Iterator[None]:
+        """Hold the key while its request is looked up, asked and stored: another worker or
+        process with the same request (the base's and the head's side ask the same for every
+        case the PR leaves alone) waits and reads the first one's answer instead of asking the
+        provider again. The lock is a file lock beside the entry, removed once it is stored; a
+        folder that cannot hold one asks without it (a second call costs money, not results)."""
+        if key is None or not self.enabled:
+            yield
+            return
+        lock = self.path(key).with_suffix(".lock")
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            # A waiter may hold the unlinked file's lock while a newcomer locks a new one: both
+            # look the entry up first, so that costs at most a call, never a wrong answer.
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            os.close(fd)
 
     def get(self, key: str) -> Any | None:
         entry = self.lookup(key)
@@ -149,7 +178,7 @@ def prune(directory: Path, keep_days: float, *, now: float | None = None) -> Cac
             if stat.st_mtime < cutoff:
                 path.unlink()
                 removed += 1
-            elif not path.name.startswith("."):
+            elif path.name.endswith(".json") and not path.name.startswith("."):
                 entries, size = entries + 1, size + stat.st_size
         except OSError:
             continue

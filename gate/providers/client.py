@@ -49,6 +49,12 @@ class ProviderClient:
         cache: bool = True,
     ) -> Reply:
         key = cache_key(self.endpoint.display_url, body, repeat) if cache else None
+        with self.cache.single_flight(key):
+            return self._answer(key, body, parse, deadline)
+
+    def _answer(
+        self, key: str | None, body: Any, parse: Callable[[Any], Reply], deadline: float | None
+    ) -> Reply:
         if key is not None and (stored := self.cache.lookup(key)) is not None:
             try:
                 reply = parse(stored["response"])

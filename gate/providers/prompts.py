@@ -1,7 +1,11 @@
 """A chat system's files from the side's checkout: the `model_config` YAML and the prompt.
 
-Prompts are jinja2 templates rendered in jinja2's sandbox with strict undefined variables; the
-variables are the case input's keys, plus `input` (the whole object, with the case `id`).
+Prompts are jinja2 templates rendered in jinja2's immutable sandbox with strict undefined
+variables; the variables are the case input's keys, plus `input` (the whole object, with the
+case `id`). A prompt may include, import or extend other files of the checkout
+(`gate.providers.prompt_sources`): all of them are read before the first case renders.
+nunjucks' built-in filters that jinja2 lacks (`dump`, `nl2br`) and promptfoo's `load` are
+there too; any other unknown filter is an error naming the file, the line and the filter.
 
 The rendered prompt is the user message. A template may instead hold several messages, each
 introduced by a line that is exactly `[[system]]`, `[[user]]` or `[[assistant]]`. Markers are
@@ -16,15 +20,18 @@ import json
 import re
 import secrets
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from jinja2 import FunctionLoader, StrictUndefined, TemplateError, TemplateSyntaxError
-from jinja2.sandbox import SandboxedEnvironment, SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
+from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS, unknown_filter
 from gate.inputs.sourcemap import Locator, load_yaml, validation_error
+from gate.providers.prompt_sources import PromptSources
 from gate.providers.wire_formats import Message, Role
 
 _MARKER = re.compile(r"^[ \t]*\[\[(system|user|assistant)\]\][ \t]*$", re.MULTILINE)
@@ -84,38 +91,49 @@ def _param_problem(name: str, value: Any) -> str | None:
     return None
 
 
-def _environment(path: Path, source: str) -> SandboxedEnvironment:
-    def load(_name: str) -> tuple[str, str, Any]:
-        return source, str(path), lambda: True
-
-    return SandboxedEnvironment(
-        loader=FunctionLoader(load),
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
+def _environment() -> ImmutableSandboxedEnvironment:
+    environment = ImmutableSandboxedEnvironment(
+        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False
     )
+    environment.filters.update(NUNJUCKS_FILTERS)  # prompts written for nunjucks (promptfoo)
+    return environment
 
 
 class PromptTemplate:
-    """One template file; `render` returns its messages (one user message without markers)."""
+    """One template file and what it includes; `render` returns its messages (one user
+    message without markers). `root` is the side's checkout: nothing is read outside it."""
 
-    def __init__(self, path: Path, display: str, *, role: Role = "user") -> None:
+    def __init__(self, path: Path, display: str, *, root: Path, role: Role = "user") -> None:
         self.path = path
         self.display = display
         self.role = role
-        try:
-            source = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read prompt template: {exc}", file=display) from None
         # A random separator no input value can contain marks where each message starts.
         self._sep = f"\x1e{secrets.token_hex(8)}:"
-        marked = _MARKER.sub(lambda m: f"{self._sep}{m.group(1)}{self._sep}", source)
+        env = _environment()
+        self.sources = PromptSources(env, root, path, display, self._mark)
+        env.loader = FunctionLoader(self._load)
+        for source in self.sources.by_name.values():  # also inside an {% if %}
+            problem = unknown_filter(env, source.text, source.display)
+            if problem is not None:
+                raise problem
         try:
-            self._template = _environment(path, marked).get_template(display)
+            self._template = env.get_template(display)
         except TemplateSyntaxError as exc:
             raise InputError(
-                f"template error: {exc.message}", file=display, line=exc.lineno
+                f"template error: {exc.message}", file=exc.filename or display, line=exc.lineno
             ) from None
+
+    @property
+    def files(self) -> list[Path]:
+        """The template's file and every file it includes, imports or extends."""
+        return self.sources.files
+
+    def _mark(self, source: str) -> str:
+        return _MARKER.sub(lambda m: f"{self._sep}{m.group(1)}{self._sep}", source)
+
+    def _load(self, name: str) -> tuple[str, str, Callable[[], bool]] | None:
+        found = self.sources.get(name)
+        return None if found is None else (found.text, found.display, lambda: True)
 
     def render(self, variables: dict[str, Any]) -> list[Message]:
         try:
@@ -129,10 +147,9 @@ class PromptTemplate:
         return self._split(text)
 
     def _error(self, exc: Exception, prefix: str) -> SystemCallError:
-        frames = [
-            f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(self.path)
-        ]
-        where = f"{self.display}:{frames[-1].lineno}" if frames else self.display
+        shown = {source.display for source in self.sources.by_name.values()}
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in shown]
+        where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else self.display
         message = getattr(exc, "message", None) or str(exc)
         return SystemCallError(f"prompt {where}: {prefix}{message}")
 
@@ -164,11 +181,13 @@ class ChatPrompt:
                 file=model_config,
                 line=locator.line(("system",)),
             )
-            self.system = PromptTemplate(system_path, self.settings.system, role="system")
-            self.files.append(system_path)
+            self.system = PromptTemplate(
+                system_path, self.settings.system, root=root, role="system"
+            )
+            self.files += self.system.files
         prompt_path = _checkout_file(root, prompt, f"{key}.prompt")
-        self.prompt = PromptTemplate(prompt_path, prompt)
-        self.files.append(prompt_path)
+        self.prompt = PromptTemplate(prompt_path, prompt, root=root)
+        self.files += self.prompt.files
 
     def render(self, case_input: dict[str, Any]) -> list[Message]:
         variables = {**case_input, "input": case_input}

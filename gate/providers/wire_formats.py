@@ -129,6 +129,8 @@ class OpenAIChatFormat:
         extra: dict[str, Any] = {}
         if choice.message.refusal:
             extra["refusal"] = choice.message.refusal
+        if choice.message.tool_calls or choice.message.function_call:
+            extra["message"] = data["choices"][0]["message"]  # as it came (promptfoo's output)
         usage = response.usage
         return Reply(
             text=content or "",
@@ -189,6 +191,10 @@ class AnthropicMessagesFormat:
             raise ValueError(_first_error(err)) from None
         usage = response.usage
         blocks = response.content
+        texts = [b for b in blocks if b.type == "text"]
+        extra: dict[str, Any] = {}
+        if len(texts) > 1 or any(b.type == "tool_use" for b in blocks):
+            extra["content"] = data["content"]  # the blocks as they came (promptfoo's output)
         return Reply(
             text="".join(b.text or "" for b in blocks if b.type == "text"),
             tool_calls=[
@@ -201,6 +207,7 @@ class AnthropicMessagesFormat:
             if usage
             else None,
             model=response.model,
+            data=extra,
         )
 
 

@@ -1,23 +1,30 @@
 """Render a `Comparison`: the PR comment, the job summary, the terminal text, JSON and JUnit.
 
-Pure apart from loading templates. The comment always starts with the suite's hidden marker
-(how the PR flow finds it again) and always fits GitHub's 65,536-character limit: lists are
+Pure apart from loading templates, which come as text (`TemplateSet`). The gate writes the top
+of the comment itself: the suite's hidden marker (how the PR flow finds it again) and the
+verdict line; a template renders only the body below them, defused so that it can add neither
+(`gate.render.headline`). The comment always fits GitHub's 65,536-character limit: lists are
 shortened step by step until the body fits, with a minimal body as the last resort.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import traceback
 from collections.abc import Callable
+from typing import TypeVar
 
 from jinja2 import TemplateError, TemplateSyntaxError
+from jinja2.sandbox import SecurityError
 
 from gate.compare.models import Comparison
 from gate.errors import InputError
-from gate.render import values
+from gate.inputs.templates import TemplateSet
+from gate.render.defuse import defuse_body
 from gate.render.environment import environment
-from gate.render.headline import ICONS
+from gate.render.headline import headline
 from gate.render.junit import render_junit
 from gate.render.links import RenderContext, safe_url
 from gate.render.markdown import text
@@ -30,6 +37,7 @@ __all__ = [
     "COMMENT_MAX_CHARS",
     "SUMMARY_MAX_BYTES",
     "RenderContext",
+    "check_templates",
     "comment_marker",
     "render_comment",
     "render_json",
@@ -42,6 +50,7 @@ COMMENT_MAX_CHARS = 65_536
 SUMMARY_MAX_BYTES = 1024 * 1024
 SCALES = (1.0, 0.5, 0.25, 0.12, 0.05, 0.0)
 BLANK_RUNS = re.compile(r"\n{3,}")
+T = TypeVar("T")
 
 
 def comment_marker(suite: str) -> str:
@@ -62,20 +71,31 @@ def utf8_length(body: str) -> int:
     return len(body.encode("utf-8"))
 
 
-def minimal_body(comparison: Comparison, ctx: RenderContext) -> str:
-    """The last resort when nothing else fits: the verdict, the numbers, where to look."""
-    c = comparison
-    headline = (
-        f"{ICONS[c.verdict]} **Eval Gate: {c.verdict}** ({text(c.suite, 60)}) — "
-        f"pass rate {values.pct(c.base_pass_rate)} → {values.pct(c.head_pass_rate)} "
-        f"({values.pts(c.delta_points)} pts) · "
-        f"{values.plural(len(c.regressions), 'regression')} · "
-        f"{values.plural(len(c.blocker_failures), 'blocker')} · "
-        f"{values.plural(len(c.errors), 'error')}"
-    )
+def minimal_body(ctx: RenderContext) -> str:
+    """The last resort when nothing else fits below the verdict line: where to look."""
     where = safe_url(ctx.run_url)
     pointer = f"[the full report]({where})" if where else "the full report"
-    return f"{headline}\n\nThe details do not fit in a comment: see {pointer}.\n"
+    return f"The details do not fit in a comment: see {pointer}.\n"
+
+
+def _template_error(exc: Exception, templates: TemplateSet | None) -> InputError:
+    """The error at the template's file and line (the innermost template frame)."""
+    if isinstance(exc, TemplateSyntaxError):
+        return InputError(f"template error: {exc.message}", file=exc.filename, line=exc.lineno)
+    shown = {f.display for f in templates.files} if templates else set()
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename in shown or f.filename.endswith(".j2")
+    ]  # fmt: skip
+    file = frames[-1].filename if frames else (templates.origin if templates else None)
+    line = frames[-1].lineno if frames else None
+    if isinstance(exc, SecurityError):
+        why = f"blocked by the template sandbox: {exc}"
+    elif isinstance(exc, TemplateError):
+        why = str(exc.message or exc)
+    else:
+        why = f"{type(exc).__name__}: {exc}"
+    return InputError(f"template error: {why}", file=file, line=line)
 
 
 def _render_within(
@@ -83,38 +103,52 @@ def _render_within(
     comparison: WordedComparison,
     ctx: RenderContext,
     limits: Limits,
-    prefix: str,
+    top: Callable[[Limits], str],
     fits: Callable[[str], bool],
     style: Style = MARKDOWN,
 ) -> str:
+    """`top` (the gate's own lines) and the template's body, shortened until they fit."""
+    template = _guarded(ctx.templates, lambda: environment(ctx.templates, style).get_template(name))
+    for factor in SCALES:
+        scaled = limits.scaled(factor)
+        context = template_context(comparison, ctx, scaled, style)
+        rendered = _guarded(ctx.templates, functools.partial(template.render, context))
+        body = top(scaled) + (defuse_body(rendered) if ctx.templates else rendered)
+        if fits(body):
+            return body
+    return top(limits.scaled(0.0)) + minimal_body(ctx)
+
+
+def _guarded(templates: TemplateSet | None, step: Callable[[], T]) -> T:
+    """A step of jinja2's; what goes wrong in a user's template is an `InputError` there."""
     try:
-        template = environment(ctx.template_dir, style).get_template(name)
-        for factor in SCALES:
-            context = template_context(comparison, ctx, limits.scaled(factor), style)
-            body = prefix + template.render(context)
-            if fits(body):
-                return body
-    except TemplateSyntaxError as exc:
-        raise InputError(
-            f"template error: {exc.message}", file=exc.filename, line=exc.lineno
-        ) from None
-    except TemplateError as exc:
-        where = ctx.template_dir or "the built-in templates"
-        raise InputError(f"template error: {exc}", file=where, key=name) from None
-    return prefix + minimal_body(comparison, ctx)
+        return step()
+    except Exception as exc:
+        if templates is None and not isinstance(exc, TemplateError):
+            raise  # the built-in templates' own bug: not the user's input
+        raise _template_error(exc, templates) from None
+
+
+def _headline(
+    comparison: WordedComparison, style: Style = MARKDOWN, end: str = "\n\n"
+) -> Callable[[Limits], str]:
+    """The verdict line, the gate's own: no template writes it."""
+    return lambda limits: str(headline(comparison, style, limits.reason_chars)) + end
 
 
 def render_comment(
     comparison: Comparison, ctx: RenderContext, *, max_chars: int = COMMENT_MAX_CHARS
 ) -> str:
-    """The PR comment: marker first, at most `max_chars` characters."""
+    """The PR comment: marker, verdict line and body, at most `max_chars` characters."""
     marker = comment_marker(ctx.suite if ctx.suite != "default" else comparison.suite)
+    words = worded(comparison)
+    verdict = _headline(words)
     return _render_within(
         "comment.md.j2",
-        worded(comparison),
+        words,
         ctx,
         COMMENT_LIMITS,
-        marker + "\n",
+        lambda limits: f"{marker}\n{verdict(limits)}",
         lambda body: utf16_length(body) <= max_chars,
     )
 
@@ -122,13 +156,17 @@ def render_comment(
 def render_summary(
     comparison: Comparison, ctx: RenderContext, *, max_bytes: int = SUMMARY_MAX_BYTES
 ) -> str:
-    """The job summary: the same layout with longer lists, at most `max_bytes` of UTF-8."""
+    """The job summary: a title, the verdict line and the comment's layout with longer lists,
+    at most `max_bytes` of UTF-8."""
+    title = f"## Eval Gate · {text(comparison.suite, 80)}\n\n"
+    words = worded(comparison)
+    verdict = _headline(words)
     return _render_within(
         "summary.md.j2",
-        worded(comparison),
+        words,
         ctx,
         SUMMARY_LIMITS,
-        "",
+        lambda limits: title + verdict(limits),
         lambda body: utf8_length(body) <= max_bytes,
     )
 
@@ -136,16 +174,28 @@ def render_summary(
 def render_text(comparison: Comparison, ctx: RenderContext, *, colour: bool = False) -> str:
     """The comment for a terminal (`--format text`): the same view as the comment, written
     as plain text (`colour`: diff lines red and green)."""
+    words, style = worded(comparison), PlainStyle(colour)
     body = _render_within(
         "comment.txt.j2",
-        worded(comparison),
+        words,
         ctx,
         COMMENT_LIMITS,
-        "",
+        _headline(words, style, end="\n"),
         lambda body: True,
-        PlainStyle(colour),
+        style,
     )
     return BLANK_RUNS.sub("\n\n", body).strip() + "\n"
+
+
+def check_templates(templates: TemplateSet) -> None:
+    """Every template of the set compiled: a syntax error (or an unknown filter or test) is
+    an `InputError` at its file and line before anything runs."""
+    env = environment(templates)
+    for file in templates.files:
+        try:
+            env.get_template(file.name)
+        except TemplateSyntaxError as exc:
+            raise _template_error(exc, templates) from None
 
 
 def render_json(comparison: Comparison) -> str:

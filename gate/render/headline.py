@@ -7,6 +7,7 @@ Pure; written in the output's `Style`.
 from __future__ import annotations
 
 from gate.compare.budgets import cost_change_shown
+from gate.compare.findings import Accepted
 from gate.compare.models import Comparison
 from gate.render import values
 from gate.render.links import RenderContext, safe_url, sha_link
@@ -46,14 +47,23 @@ def delta_digits(c: Comparison) -> int:
     return 2 if round(abs(delta), 1) == threshold else 1
 
 
+def accepted_by(c: Comparison) -> str | None:
+    """The label that accepted a fail, when one did."""
+    return next((f.label for f in c.findings if isinstance(f, Accepted)), None)
+
+
 def reason_headline(c: Comparison) -> bool:
-    """Nothing was compared (skipped, or a side could not run): the reason is the headline."""
-    return c.verdict == "skipped" or (c.verdict == "error" and not c.head.n)
+    """Nothing was compared (skipped, a side could not run, a suite the PR removed): the
+    reason is the headline."""
+    return c.verdict == "skipped" or not c.head.n
 
 
 def headline(c: WordedComparison, style: Style, reason_chars: int) -> Md:
     """`❌ **Eval Gate: fail** (suite) — pass rate 92.0% → 85.3% (−6.7 pts, threshold 3) · …`"""
     suite = f" ({style.text(c.suite, 60)})" if c.suite != "default" else ""
+    label = accepted_by(c)
+    if label is not None:
+        suite += Md(f" · accepted by the label {style.code(label, 60)}")
     parts = "".join(f" · {part}" for part in headline_parts(c))
     if reason_headline(c):
         said = style.text(c.reasons[0] if c.reasons else "nothing to compare", reason_chars)
@@ -91,11 +101,10 @@ def context_line(c: Comparison, ctx: RenderContext, style: Style) -> Md | None:
     """`N cases compared · head <sha> vs base <sha> · full report …`; None: nothing ran."""
     if not (c.paired or c.head.n or c.base.n):
         return None
-    unpaired = (
-        f" ({len(c.added):,} added, {len(c.removed):,} removed, not in the delta)"
-        if c.added or c.removed
-        else ""
-    )
+    apart = [f"{len(c.added_by_pr):,} added by this PR"] if c.added_by_pr else []
+    if c.added or c.removed:
+        apart += [f"{len(c.added):,} added", f"{len(c.removed):,} removed"]
+    unpaired = f" ({', '.join(apart)}, not in the delta)" if apart else ""
     head = sha_link(ctx.head_sha or (c.head_meta.git_sha if c.head_meta else None), ctx, style)
     base = sha_link(ctx.base_sha or (c.base_meta.git_sha if c.base_meta else None), ctx, style)
     parts = [Md(f"{c.paired:,} cases compared{unpaired}"), Md(f"head {head} vs base {base}")]

@@ -7,12 +7,12 @@ shown without one.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
 from gate.compare.models import CaseChange
+from gate.inputs.templates import TemplateSet
 from gate.render import values
 from gate.render.markdown import Md
 from gate.render.style import Style
@@ -34,7 +34,7 @@ class RenderContext(BaseModel):
     base_sha: str | None = None
     run_url: str | None = None
     report_hint: str | None = None
-    template_dir: Path | None = None
+    templates: TemplateSet | None = None  # the user's comment templates, as text
 
 
 def safe_url(url: str | None) -> Md | None:

@@ -6,6 +6,7 @@ Pure: no I/O; what comes from a report is escaped into `Md`.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,18 +19,46 @@ from gate.render.style import Style
 SYSTEM_KEYS = ("kind", "provider", "model", "target", "temperature", "max_tokens")
 
 
-def system_parts(system: dict[str, Any]) -> dict[str, str]:
-    """What a side's system is: its kind, provider, model, endpoint host, main parameters."""
-    parts = {key: str(system[key]) for key in SYSTEM_KEYS if system.get(key) is not None}
+def _flat(system: dict[str, Any]) -> dict[str, Any]:
+    """A system's description one level deep: a chat system's `params` by their own names
+    (`temperature`, `tools`), other mappings' keys under theirs (`promptfoo.prompt`)."""
+    flat: dict[str, Any] = {}
+    for key, value in system.items():
+        if isinstance(value, dict):
+            prefix = "" if key == "params" else f"{key}."
+            flat.update({f"{prefix}{k}": v for k, v in value.items() if f"{prefix}{k}" not in flat})
+        else:
+            flat[key] = value
+    return flat
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, list):
+        return f"{len(value)} {'entry' if len(value) == 1 else 'entries'}"
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return "none" if value is None else str(value)
+
+
+def system_parts(system: dict[str, Any], other: dict[str, Any] | None = None) -> dict[str, str]:
+    """What a side's system is: its kind, provider, model, endpoint host, main parameters,
+    and, against the other side's, every other setting that differs (`tools: 2 entries`)."""
+    mine = _flat(system)
+    parts = {key: _brief(mine[key]) for key in SYSTEM_KEYS if mine.get(key) is not None}
     host = urlsplit(str(system.get("base_url") or "")).netloc
     if host:
         parts["endpoint"] = host
+    if other is not None:
+        theirs = _flat(other)
+        for key in sorted(set(mine) | set(theirs)):
+            if key not in parts and key != "base_url" and mine.get(key) != theirs.get(key):
+                parts[key] = _brief(mine.get(key))
     return parts
 
 
 def system_cell(system: dict[str, Any], other: dict[str, Any] | None, style: Style) -> Md:
     """One side's system; what differs from the other side's is in bold (what the PR changed)."""
-    parts, theirs = system_parts(system), system_parts(other or {})
+    parts, theirs = system_parts(system, other), system_parts(other or {}, system)
     if not parts:
         return Md(values.DASH)
     shown = []

@@ -97,19 +97,22 @@ def _resolution(c: Comparison, w: Power, style: Style) -> Md:
 
 def _drop_test(c: Comparison, d: DropTest, style: Style) -> Md:
     verdict = "significant" if d.significant else "not significant"
-    legacy = (
-        " `require_significance` is on: the two-sided test at α must hold too."
-        if c.policy.require_significance
-        else ""
-    )
-    return Md(
+    said = (
         f"{style.strong('Drop test:')} {style.strong(f'p = {p_value(d.p_value)}')} against no "
-        f"change (one-sided), by the {METHODS[d.method]}; the bar was {p_value(d.bar)}, from "
-        f"this suite's level of {g(100 * d.level)}% (its share of the PR's false-block rate of "
-        f"{g(100 * c.policy.false_block_rate)}%): {verdict}. A drop past the threshold blocks "
-        "only when it is significant; otherwise the suite is inconclusive, which "
-        f"{'blocks' if c.policy.inconclusive == 'block' else 'does not block'} "
-        f"(`inconclusive: {c.policy.inconclusive}`).{legacy}"
+        f"change (one-sided), by the {METHODS[d.method]}"
+    )
+    if not d.decides:
+        return Md(
+            f"{said}. With fixed repeats it does not decide: a drop past the threshold fails on "
+            "its own (`require_significance: true` makes it decide, at this suite's share of "
+            f"the PR's false-block rate of {g(100 * c.policy.false_block_rate)}%)."
+        )
+    undecided = "blocks" if c.policy.inconclusive == "block" else "does not block"
+    return Md(
+        f"{said}; the bar was {p_value(d.bar)}, from this suite's level of {g(100 * d.level)}% "
+        f"(its share of the PR's false-block rate of {g(100 * c.policy.false_block_rate)}%): "
+        f"{verdict}. A drop past the threshold blocks only when it is significant; otherwise "
+        f"the suite is inconclusive, which {undecided} (`inconclusive: {c.policy.inconclusive}`)."
     )
 
 

@@ -13,14 +13,15 @@ from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
 from gate.compare.models import CaseChange, Comparison, TaskDelta
+from gate.compare.system import FileStatus
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
 from gate.render.headline import (
     ICONS,
+    accepted_by,
     auto_line,
     context_line,
     delta_digits,
-    headline,
     headline_parts,
     reason_headline,
 )
@@ -191,6 +192,20 @@ def task_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]
     ]
 
 
+def metric_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]]:
+    """promptfoo's metrics, the largest drop first (`gate.compare.metrics`)."""
+    return [
+        {
+            "metric": style.text(r.metric, 60),
+            "cases": values.num(r.n),
+            "base": values.pct(r.base_pass_rate),
+            "head": values.pct(r.head_pass_rate),
+            "delta": values.pts(r.delta_points),
+        }
+        for r in c.metrics[: limits.tasks]
+    ]
+
+
 def rubric_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
     if c.rubric is None:
         return []
@@ -209,13 +224,22 @@ def rubric_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
     ]
 
 
+FILE_STATUS: dict[FileStatus, str] = {
+    "added": "added",
+    "removed": "removed",
+    "modified": "modified",
+    "no_longer_read": "no longer read",
+    "newly_read": "newly read",
+}
+
+
 def system_files(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]]:
     if c.system_diff is None:
         return []
     return [
         {
             "path": style.code(f.path, 120),
-            "status": Md(f.status),
+            "status": Md(FILE_STATUS[f.status]),
             "counts": Md(f"+{f.added:,} {values.MINUS}{f.removed:,}"),
             "block": file_block(
                 f, style, max_lines=limits.diff_lines, max_chars=limits.diff_lines * 120
@@ -250,7 +274,7 @@ def template_context(
         "delta_digits": delta_digits(c),
         "version": __version__,
         "verdict_icon": Md(ICONS[c.verdict]),
-        "headline": headline(c, style, limits.reason_chars),
+        "accepted": accepted_by(c) is not None,
         "headline_parts": headline_parts(c),
         "reason_headline": reason_headline(c),
         "context_line": context_line(c, ctx, style),
@@ -266,6 +290,7 @@ def template_context(
         "explained_fixes_total": fixes_total,
         "task_rows": task_rows(c, limits, style),
         "rubric_rows": rubric_rows(c, style),
+        "metric_rows": metric_rows(c, limits, style),
         "system_files": system_files(c, limits, style),
         "system_total": len(c.system_diff.files) if c.system_diff else 0,
         "chart": chart(c, limits),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from gate import REPORT_SCHEMA_VERSION
 from gate.report.output import ToolCall
@@ -29,6 +29,20 @@ class CheckResult(BaseModel):
     fraction: float | None = Field(
         None, description="A python check's score in [0, 1] (it passes at its threshold)"
     )
+    metric: str | None = Field(None, description="A promptfoo assertion's `metric`")
+    scored: bool = Field(
+        False,
+        description="Part of a score a `threshold` result judges: shown, but it does not decide",
+    )
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.metric is None:
+            data.pop("metric", None)
+        if not self.scored:
+            data.pop("scored", None)
+        return data
 
 
 class JudgeCall(BaseModel):
@@ -80,6 +94,19 @@ class JudgeUsage(BaseModel):
             tokens=self.tokens + other.tokens,
             cost_usd=round(sum(costs), 8) if costs else None,
         )
+
+
+def add_calls(first: JudgeCall | None, second: JudgeCall) -> JudgeCall:
+    """Two judge calls of one attempt, counted as one."""
+    if first is None:
+        return second
+    costs = [c for c in (first.cost_usd, second.cost_usd) if c is not None]
+    return JudgeCall(
+        prompt_tokens=first.prompt_tokens + second.prompt_tokens,
+        completion_tokens=first.completion_tokens + second.completion_tokens,
+        cost_usd=round(sum(costs), 8) if costs else None,
+        cached=first.cached and second.cached,
+    )
 
 
 def total_judge(usages: Iterable[JudgeUsage | None]) -> JudgeUsage | None:
@@ -140,6 +167,11 @@ class CaseResult(BaseModel):
         "(rule), or the flow stopped spending (flow)",
     )
     judge: JudgeUsage | None = None
+    added: bool = Field(
+        False,
+        description="a case the PR adds (the base's suite lacks it): asked of both sides, "
+        "kept out of the pass-rate delta",
+    )
     file: str = ""
     line: int = 0
     index: int = 0

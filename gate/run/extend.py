@@ -13,22 +13,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from gate.checks import plan_checks
+from gate.checks import plan_case
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.report.io import dump_line, read_report, report_paths, write_report, write_summary
 from gate.report.models import Attempt, CaseResult, Report, Summary
 from gate.report.summary import SummaryBuilder
 from gate.run.runner import RunOptions, aggregate, run_attempt
-from gate.run.side import RunRequest, open_services, suite_cases, system_env
-
-
-def wanted_ids(path: Path) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read the case list: {exc.strerror}", file=path) from None
-    return list(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip()))
+from gate.run.side import RunRequest, measured_cases, open_services, system_env, wanted_ids
 
 
 def attempts_of(result: CaseResult) -> list[Attempt]:
@@ -57,7 +49,7 @@ def extend_side(request: RunRequest) -> Summary:
     the held-out detail report, when there is one); held-out cases stay redacted in the first."""
     assert request.cases_from is not None
     config = request.loaded.config
-    cases = suite_cases(request.loaded, config.suite(request.suite))
+    cases = measured_cases(request)
     path, summary_path = report_paths(request.out_dir, request.label)
     report = read_report(path)
     by_id = {case.id: (index, case) for index, case in enumerate(cases)}
@@ -80,7 +72,7 @@ def extend_side(request: RunRequest) -> Summary:
         def one(case_id: str) -> list[Attempt]:
             _, case = by_id[case_id]
             start = previous[case_id].repeats
-            checks = plan_checks(case.expect)
+            checks = plan_case(case)
             return [run_attempt(case, start + k, system, checks, ctx, options) for k in range(more)]
 
         with ThreadPoolExecutor(max_workers=options.concurrency) as pool:

@@ -1,10 +1,10 @@
 """Which system a side runs: its own.
 
-In the PR flow both sides are measured with the head's cases, checks and judge, but each
-runs its own system under test: the base side gets the base's `gate.yml` as `system_config`,
-whose suite of the same name supplies the `system` block and the team's SDK
+In the PR flow both sides are measured with the base's cases, checks, judge and prices, but
+each runs its own system under test: the head side gets the head's `gate.yml` as
+`system_config`, whose suite of the same name supplies the `system` block and the team's SDK
 (`sandbox.pythonpath`, `sandbox.prelude`). The sandbox's limits measure, so they stay the
-measuring config's (the head's) for both sides.
+measuring config's (the base's) for both sides.
 """
 
 from __future__ import annotations

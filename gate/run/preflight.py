@@ -9,7 +9,8 @@
   interpreter, so the gate's own process never imports the team's code);
 - an `expect.python` check whose module is in neither `sandbox.pythonpath` nor the checkout
   (looked up as files: the check's code runs only in the sandbox);
-- tools in a model config that Anthropic has no equivalent for, on an Anthropic side.
+- tools in a model config that Anthropic has no equivalent for, on an Anthropic side;
+- a promptfoo suite's prompt that does not compile or render for some test's vars.
 
 `unchecked_cases` finds the cases with no expectation at all (they always pass): `gate
 validate` warns about them.
@@ -19,15 +20,18 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from gate.checks import plan_checks
+from gate.checks import plan_case
 from gate.errors import GateError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import (
     AnthropicSystem,
     LoadedConfig,
     OpenAISystem,
+    PromptfooSystem,
     PythonSystem,
     ReplaySystem,
     SuiteConfig,
@@ -127,8 +131,10 @@ def python_check_problems(loaded: LoadedConfig, root: Path, cases: list[Case]) -
     folders.append(root.resolve())
     first: dict[str, Case] = {}
     for case in cases:
-        for target in case.expect.python:
-            first.setdefault(target, case)
+        inline = case.assertions.python_sources if case.assertions else {}
+        for target in case.python_targets:
+            if target.partition(":")[0] not in inline:
+                first.setdefault(target, case)
     return [
         InputError(
             f"case {case.id!r}: the module of {target!r} is in neither sandbox.pythonpath nor "
@@ -144,13 +150,44 @@ def python_check_problems(loaded: LoadedConfig, root: Path, cases: list[Case]) -
 
 def unchecked_cases(cases: list[Case]) -> list[Case]:
     """Cases without a single check: whatever the system answers, they pass."""
-    return [case for case in cases if plan_checks(case.expect).empty]
+    return [case for case in cases if plan_case(case).empty]
+
+
+def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -> list[InputError]:
+    """A promptfoo pair's prompt compiled, then rendered with every case's vars."""
+    from gate.systems.promptfoo import Pair
+
+    try:
+        pair = Pair(system, root)
+    except InputError as exc:
+        return [exc]
+    return render_problems(cases, pair.messages, "vars")
+
+
+def render_problems(cases: list[Case], render: Callable[[Any], Any], key: str) -> list[InputError]:
+    """Each case whose input the prompt does not render for, named at the case."""
+    problems = []
+    for case in cases:
+        try:
+            render(case.system_input())
+        except GateError as exc:
+            problems.append(
+                InputError(
+                    f"case {case.id!r}: the prompt does not render for its {key}: {exc}",
+                    file=case.file,
+                    line=case.line,
+                    key=key,
+                )
+            )
+    return problems
 
 
 def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[InputError]:
     """The chat prompt compiled, then rendered with every case's input (first failure each);
     on an Anthropic side, the model config's tools converted."""
     system = suite.system
+    if isinstance(system, PromptfooSystem):
+        return promptfoo_problems(system, root, cases)
     if not isinstance(system, OpenAISystem | AnthropicSystem):
         return []
     from gate.providers.prompts import ChatPrompt  # jinja2: only for chat systems
@@ -165,19 +202,7 @@ def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[I
     if chat_config(system, root).kind == "anthropic":
         problem = tools_problem(prompt, system.model_config_file)
         problems += [problem] if problem else []
-    for case in cases:
-        try:
-            prompt.render(case.system_input())
-        except GateError as exc:
-            problems.append(
-                InputError(
-                    f"case {case.id!r}: the prompt does not render for its input: {exc}",
-                    file=case.file,
-                    line=case.line,
-                    key="input",
-                )
-            )
-    return problems
+    return problems + render_problems(cases, prompt.render, "input")
 
 
 def preflight(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from gate.checks import CheckContext, CheckPlan, plan_checks
+from gate.checks import CheckContext, CheckPlan, plan_case
 from gate.errors import CheckInfraError, GateError
 from gate.inputs.cases import Case
 from gate.report.models import (
@@ -39,6 +39,9 @@ class RunOptions:
 
 
 def status_of(checks: list[CheckResult]) -> Status:
+    """A failed check fails the case, one needing a person makes it `needs_review`; a `scored`
+    result (part of a score a `threshold` result judges) does not decide."""
+    checks = [c for c in checks if not c.scored]
     if any(c.passed is False for c in checks):
         return "fail"
     if any(c.passed is None for c in checks):
@@ -81,6 +84,7 @@ def run_attempt(
     latency = (time.perf_counter() - started) * 1000
     if output.cached and output.latency_ms is not None:
         latency = output.latency_ms  # so a cached base compares fairly with a fresh head
+    output = output.model_copy(update={"latency_ms": round(latency, 3)})  # what checks read
     usage = output.usage
     tokens = (
         Tokens(prompt=usage.prompt_tokens, completion=usage.completion_tokens)
@@ -146,6 +150,7 @@ def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
         flaky=len(counts) > 1,
         attempts=attempts if len(attempts) > 1 else [],
         judge=total_judge(a.judge for a in attempts),
+        added=case.added,
         file=case.file,
         line=case.line,
         index=index,
@@ -160,7 +165,7 @@ def _sum_cost(attempts: list[Attempt]) -> float | None:
 def evaluate_case(
     case: Case, index: int, system: System, ctx: CheckContext, options: RunOptions
 ) -> CaseResult:
-    plan = plan_checks(case.expect)
+    plan = plan_case(case)
     attempts = [run_attempt(case, r, system, plan, ctx, options) for r in range(options.repeats)]
     return aggregate(case, index, attempts)
 

@@ -45,6 +45,20 @@ def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> Syst
     )
 
 
+def chat_description(
+    kind: str, client: ProviderClient, model: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """A chat system as the report's metadata shows it: never a secret."""
+    endpoint = client.endpoint
+    return {
+        "kind": kind,
+        "provider": endpoint.provider,
+        "model": model,
+        "base_url": endpoint.display_url,
+        "params": params,
+    }
+
+
 class ChatSystem:
     kind = "chat"
 
@@ -75,14 +89,7 @@ class ChatSystem:
         return to_output(reply, self.env, self.settings.model)
 
     def describe(self) -> dict[str, Any]:
-        endpoint = self.client.endpoint
-        return {
-            "kind": self.kind,
-            "provider": endpoint.provider,
-            "model": self.settings.model,
-            "base_url": endpoint.display_url,
-            "params": self.settings.params(),
-        }
+        return chat_description(self.kind, self.client, self.settings.model, self.settings.params())
 
     def files(self) -> list[Path]:
         return list(self.prompt.files)

@@ -66,9 +66,11 @@ class CommandProcessSystem:
         return {"kind": self.kind, "command": self.config.command}
 
     def files(self) -> list[Path]:
-        first = self.config.command[0]
-        path = self.root / first
-        return [path] if "/" in first and path.is_file() else []
+        """The program and the arguments that are files of the checkout (a script)."""
+        first, *rest = self.config.command
+        named = [first] if "/" in first else []
+        named += [arg for arg in rest if not arg.startswith(("-", "{"))]
+        return [self.root / n for n in named if (self.root / n).is_file()]
 
     def close(self) -> None:
         pass

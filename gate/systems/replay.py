@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import ReplaySystem
+from gate.providers.pricing import cost_usd
 from gate.report.output import SystemOutput, ToolCall, Usage
 from gate.systems.base import SystemEnv, SystemRequest
 
@@ -85,6 +86,45 @@ class ReplayFileSystem:
 
     def files(self) -> list[Path]:
         return [self.path]
+
+    def close(self) -> None:
+        pass
+
+
+class RecordedAnswers:
+    """The answers a run recorded (`gate run --record`), given again to re-judge them with
+    another instrument (`gate run --answers`): each (case, run) gets exactly its recorded
+    answer, priced by this run's `prices`; one that was never recorded (its call failed, or
+    it was never asked) is an error, never another run's answer."""
+
+    kind = "answers"
+
+    def __init__(self, path: Path, env: SystemEnv) -> None:
+        self.path = path
+        self.records = load_recordings(path, str(path))
+        self.prices = env.prices
+
+    def call(self, request: SystemRequest) -> SystemOutput:
+        record = self.records.get((request.case_id, request.repeat))
+        if record is None:
+            raise SystemCallError(
+                f"no recorded answer for run {request.repeat} of case {request.case_id!r}"
+            )
+        return SystemOutput(
+            text=record.text,
+            tool_calls=record.tool_calls,
+            finish_reason=record.finish_reason,
+            usage=record.usage,
+            data=dict(record.model_extra or {}),
+            model=record.model,
+            cost_usd=cost_usd(self.prices, record.usage, record.model),
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "file": str(self.path)}
+
+    def files(self) -> list[Path]:
+        return []
 
     def close(self) -> None:
         pass

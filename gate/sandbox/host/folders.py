@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from gate.errors import InputError
@@ -39,12 +40,18 @@ def copy_pythonpath(folders: list[str], root: Path, into: Path) -> tuple[list[st
     return paths, labels
 
 
-def copy_check_sources(modules: list[str], root: Path, into: Path) -> tuple[str, str]:
+def copy_check_sources(
+    modules: list[str], root: Path, into: Path, sources: Mapping[str, str] | None = None
+) -> tuple[str, str]:
     """The checkout's sources of `expect.python` checks, copied into `into`: each module's
     top-level package folder (or its `.py` file) and the checkout's top-level `.py` files, so
-    a check can import its siblings. Returns the copy's import path and its label."""
+    a check can import its siblings; `sources` are modules of their own (a promptfoo
+    assertion's inline code: name -> source). Returns the copy's import path and its label."""
     base = root.resolve()
     into.mkdir(mode=0o755)
+    for name, text in (sources or {}).items():
+        (into / f"{name}.py").write_text(text, encoding="utf-8")
+    modules = [m for m in modules if m not in (sources or {})]
     for top in sorted({module.split(".")[0] for module in modules}):
         folder = base / top
         if folder.is_dir() and folder.resolve().is_relative_to(base):

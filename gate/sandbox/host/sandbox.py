@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,10 +73,15 @@ class Sandbox:
     job starts a new one, at most `MAX_RESTARTS` times per run."""
 
     def __init__(
-        self, config: SandboxConfig, root: Path, check_modules: Sequence[str] = ()
+        self,
+        config: SandboxConfig,
+        root: Path,
+        check_modules: Sequence[str] = (),
+        check_sources: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
         self.check_modules = list(check_modules)
+        self.check_sources = dict(check_sources or {})
         base = private_base()
         sweep_stale(Path(base or tempfile.gettempdir()))
         self.dir = Path(tempfile.mkdtemp(prefix=DIR_PREFIX, dir=base))
@@ -93,7 +98,9 @@ class Sandbox:
         lib.mkdir(mode=0o755)
         paths, labels = copy_pythonpath(self.config.pythonpath, root, lib)
         if self.check_modules:
-            path, label = copy_check_sources(self.check_modules, root, lib / "checks")
+            path, label = copy_check_sources(
+                self.check_modules, root, lib / "checks", self.check_sources
+            )
             paths.append(path)
             labels[path] = label
         self.settings = build_settings(self.config, self.dir, lib, paths, labels)
@@ -166,7 +173,7 @@ class Sandbox:
             output_kb=self.settings.max_output_kb,
         )
 
-    def call_check(self, target: str, output: dict[str, Any], case: dict[str, Any]) -> Any:
+    def call_check(self, target: str, output: Any, case: dict[str, Any]) -> Any:
         """Call the team's check `module:function` with the output and the case; what it
         returned, as plain data (`CheckInfraError` saying why there is none)."""
         job = Job(id=next(self._ids), kind="check", target=target, arguments=[output, case])
@@ -191,11 +198,15 @@ class Sandbox:
 
 @contextmanager
 def open_sandbox(
-    config: SandboxConfig, root: Path, check_modules: Sequence[str] = ()
+    config: SandboxConfig,
+    root: Path,
+    check_modules: Sequence[str] = (),
+    check_sources: Mapping[str, str] | None = None,
 ) -> Iterator[Sandbox]:
     """The sandbox for one run; the zygote is stopped and its folders removed afterwards.
-    `check_modules`: the modules of `expect.python` checks, copied from `root`."""
-    sandbox = Sandbox(config, root, check_modules)
+    `check_modules`: the modules of `expect.python` checks, copied from `root`
+    (`check_sources`: those given as source, a promptfoo assertion's inline code)."""
+    sandbox = Sandbox(config, root, check_modules, check_sources)
     try:
         yield sandbox
     finally:

@@ -1,6 +1,6 @@
 """A stateful stand-in for the parts of GitHub's REST API the gate uses, on 127.0.0.1.
 
-Real HTTP, real state (issue comments per repository and issue, with ids, authors and
+Real HTTP, real state (issue comments and labels per repository and issue, with ids, authors and
 timestamps), real pagination (`per_page`, `page`, `Link` headers pointing back at this server),
 fault injection (403 for read-only tokens, queued failures such as a 502 or a secondary rate
 limit) and a request log. Every request and every response is checked against GitHub's own
@@ -15,6 +15,7 @@ T=login`; the stand-in's own state is at `GET /_stand-in/state` (not a GitHub en
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import re
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import jsonschema
 import referencing
@@ -199,6 +200,7 @@ class GitHubState:
         self.lock = threading.Lock()
         self.tokens: dict[str, User] = {}
         self.comments: dict[int, Comment] = {}
+        self.labels: dict[tuple[str, int], list[str]] = {}  # (repository, issue) -> names
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
         self.violations: list[str] = []
@@ -235,6 +237,10 @@ class GitHubState:
             (c for c in self.comments.values() if (c.repository, c.issue) == (repository, issue)),
             key=lambda c: c.id,
         )
+
+    def set_labels(self, repository: str, issue: int, names: list[str]) -> None:
+        with self.lock:
+            self.labels[(repository, issue)] = list(names)
 
     def inject(self, fault: Fault) -> None:
         with self.lock:
@@ -339,6 +345,19 @@ def comment_json(base: str, c: Comment) -> dict[str, Any]:
             **dict.fromkeys(("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes"), 0),
             "rocket": 0,
         },
+    }
+
+
+def label_json(base: str, repository: str, name: str) -> dict[str, Any]:
+    number = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
+    return {
+        "id": number,
+        "node_id": f"LA_{number}",
+        "url": f"{base}/repos/{repository}/labels/{quote(name)}",
+        "name": name,
+        "description": None,
+        "color": "ededed",
+        "default": False,
     }
 
 
@@ -492,6 +511,9 @@ class Handler(BaseHTTPRequestHandler):
                 ],
                 query,
             )
+        if operation_id == "issues/list-labels-on-issue":
+            names = state.labels.get((repository, int(params["issue_number"])), [])
+            return self._page([label_json(base, repository, n) for n in names], query)
         if user.read_only:
             return Reply(403, error_json(READ_ONLY, 403))
         if operation_id == "issues/create-comment":

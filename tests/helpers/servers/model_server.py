@@ -24,7 +24,8 @@ same faults whatever the thread timing. `script()` queues exact responses instea
 request is counted and logged (path, headers, body); `peak_in_flight` shows the concurrency the
 server actually saw.
 
-Run alone: `python tests/helpers/servers/model_server.py --port 8400 --latency 0.05`.
+Run alone: `python tests/helpers/servers/model_server.py --port 8400 --latency 0.05` (`--tools`
+answers as `tool_model`).
 """
 
 from __future__ import annotations
@@ -522,9 +523,17 @@ def main() -> None:
     parser.add_argument("--rate-429", type=float, default=0.0)
     parser.add_argument("--rate-500", type=float, default=0.0)
     parser.add_argument("--rate-hang", type=float, default=0.0)
+    parser.add_argument(
+        "--tools",
+        action="store_true",
+        help="answer as tool_model: a user line `CALL name {json}` calls that offered tool",
+    )
     args = parser.parse_args()
     faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_hang=args.rate_hang)
-    server = ModelServer(latency_s=args.latency, faults=faults, keep_log=False).start(args.port)
+    responder: Responder = tool_model if args.tools else echo_model
+    server = ModelServer(
+        latency_s=args.latency, faults=faults, responder=responder, keep_log=False
+    ).start(args.port)
     print(f"model server on {server.url}", flush=True)
     try:
         threading.Event().wait()

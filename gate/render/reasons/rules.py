@@ -1,15 +1,11 @@
-"""The verdict in words: one sentence per finding (`gate.compare.findings`).
-
-The comparison decides with numbers; this is the one place where they become the reasons and
-notes that the comment, the summary, the terminal, JUnit and the JSON format show (`worded`),
-and the lines the flow logs (`words`).
-"""
+"""The sentences of the verdict's rules: one per kind of finding (`gate.compare.findings`;
+the threshold rule's are `threshold`), and the helpers sentences write ids and values with."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
+from pydantic import JsonValue
 
 from gate.compare.findings import (
     Blockers,
@@ -36,9 +32,7 @@ from gate.compare.findings import (
     Skipped,
     Unpaired,
 )
-from gate.compare.models import Comparison
-from gate.render import threshold_words  # noqa: F401  (registers the threshold rule's words)
-from gate.render.sentence import fmt, sentence
+from gate.render.reasons.sentence import fmt, sentence
 
 SHOWN_IDS = 5
 BUDGET_NAMES: dict[BudgetMetric, str] = {
@@ -226,7 +220,7 @@ def _(f: HeadPolicyChanges) -> str:
 
 @sentence.register
 def _(f: HeadPolicyApplies) -> str:
-    return "the base has no gate.yml, so the head's policy judges this PR"
+    return "the base has no gate.yml, so the head's own instrument and policy judge this PR"
 
 
 @sentence.register
@@ -245,57 +239,3 @@ def _(f: Unpaired) -> str:
 @sentence.register
 def _(f: Skipped) -> str:
     return f.reason
-
-
-# --- the comparison in words -----------------------------------------------------------------
-
-
-class Words(NamedTuple):
-    reasons: list[str]
-    notes: list[str]
-
-
-# findings that did not decide the verdict but are reasons beside it
-_SECONDARY = {"error": ("fail", "inconclusive"), "fail": ("inconclusive",)}
-
-
-def words(comparison: Comparison) -> Words:
-    """The findings as `reasons` (why this verdict) and `notes` (decide nothing). Failures
-    listed under an error verdict read "also: …"."""
-    reasons, notes = [], []
-    for finding in comparison.findings:
-        said = sentence(finding)
-        if finding.outcome == "note":
-            notes.append(said)
-        elif finding.outcome in _SECONDARY.get(comparison.verdict, ()):
-            reasons.append(f"also: {said}")
-        else:
-            reasons.append(said)
-    return Words(reasons, notes)
-
-
-FIRST_KEYS = ("verdict", "findings", "reasons", "notes")
-
-
-class WordedComparison(Comparison):
-    """The comparison as every format shows it (the templates' `c`, the `json` format): its
-    fields and its findings in words."""
-
-    reasons: list[str] = Field(default_factory=list, description="why this verdict")
-    notes: list[str] = Field(default_factory=list, description="worth knowing, not decisive")
-
-    @model_serializer(mode="wrap")
-    def _words_beside_the_findings(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        return {**{k: data[k] for k in FIRST_KEYS if k in data}, **data}
-
-
-def worded(comparison: Comparison) -> WordedComparison:
-    said = words(comparison)
-    fields = {name: getattr(comparison, name) for name in Comparison.model_fields}
-    return WordedComparison.model_construct(
-        comparison.model_fields_set | {"reasons", "notes"},
-        **fields,
-        reasons=said.reasons,
-        notes=said.notes,
-    )

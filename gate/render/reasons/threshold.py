@@ -1,5 +1,5 @@
 """The threshold rule's findings and the resolution notes, in words (registered with
-`gate.render.sentence`)."""
+`gate.render.reasons.sentence`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from gate.compare.findings import (
     Underpowered,
     WithinThreshold,
 )
-from gate.render.sentence import fmt, p_text, sentence, share
+from gate.render.reasons.sentence import fmt, p_text, sentence, share
 
 
 def _points(drop_points: float, threshold: float) -> str:
@@ -27,6 +27,8 @@ def _dropped(drop_points: float, threshold: float) -> str:
 
 @sentence.register
 def _(f: Drop) -> str:
+    if f.p_value is None or f.bar is None or f.level is None:
+        return _dropped(f.drop_points, f.threshold)
     return (
         f"{_dropped(f.drop_points, f.threshold)}, and the drop is significant against no change "
         f"(p = {p_text(f.p_value)}, one-sided; the bar was {p_text(f.bar)}, from this suite's "
@@ -43,9 +45,10 @@ def _to_decide(f: Inconclusive) -> str:
     if f.more_runs is None or f.cases is None:
         return "more runs of these cases cannot decide it; more cases can"
     noun = "case" if f.cases == 1 else "cases"
+    each = f" (about {f.more_runs / f.cases:.2g} each)" if f.cases > 1 else ""
     return (
-        f"about {f.more_runs:,} more runs on each side of the {f.cases:,} {noun} whose runs "
-        "disagree would decide it, if the estimate stayed where it is"
+        f"about {f.more_runs:,} more runs on each side, over the {f.cases:,} {noun} whose runs "
+        f"disagree{each}, would decide it if the estimate stayed where it is"
     )
 
 
@@ -99,9 +102,26 @@ def _(f: CoarseSuite) -> str:
 
 @sentence.register
 def _(f: Underpowered) -> str:
-    return (
+    if f.advice == "fixed" and f.se_points is not None and f.noise_blocks is not None:
+        return (
+            f"with a standard error of {fmt(f.se_points)} points, noise alone takes this suite "
+            f"past the threshold of {f.threshold:g} in about {share(f.noise_blocks)} of PRs that "
+            "change nothing, and fixed repeats fail on that alone; `repeats: auto` (or "
+            "`require_significance: true`) blocks only a drop the drop test finds, keeping "
+            "such false blocks under `false_block_rate`"
+        )
+    said = (
         f"this comparison catches only drops of {fmt(f.detectable_points)} points or more 9 "
         f"times in 10 (at its level of {share(f.level)}): smaller drops past the threshold of "
-        f"{f.threshold:g} are often inconclusive; more cases or repeats (or repeats: auto) "
+        f"{f.threshold:g} are often inconclusive"
+    )
+    if f.advice == "budget":
+        return (
+            f"{said}; the rounds of `repeats: auto` ended before they reached the design's "
+            "precision: a larger `max_calls_per_case` or `max_cost_usd`, or more cases, "
+            "resolve them"
+        )
+    return (
+        f"{said}; more cases or repeats (`repeats: auto` spends them where they decide) "
         "resolve them"
     )

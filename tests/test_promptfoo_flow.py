@@ -1,0 +1,123 @@
+"""A promptfoo suite through `gate check` in a real git repository: base and head each run their
+own prompts and providers, measured with the same tests; change detection watches the config
+and every file it reads; the comment shows the regressions and the per-metric pass rates."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from helpers.promptfoo_suites import gate_env, say_model
+from helpers.servers.model_server import ModelServer
+
+CONFIG = """
+prompts:
+  - file://prompts/answer.txt
+providers:
+  - openai:chat:gpt-4o-mini
+tests:
+  - description: capital
+    vars: {city: Paris}
+    metadata: {severity: blocker}
+    assert:
+      - {type: icontains, value: paris, metric: mentions}
+  - description: second city
+    vars: file://vars/lyon.yaml
+    assert:
+      - {type: icontains, value: lyon, metric: mentions}
+      - {type: starts-with, value: "I", metric: format}
+  - file://tests/more.yaml
+"""
+FILES = {
+    "gate.yml": "suites:\n  - name: cities\n    promptfoo: evals/promptfooconfig.yaml\n",
+    "evals/promptfooconfig.yaml": CONFIG,
+    "evals/prompts/answer.txt": "SAY: I like {{ city }}\n",
+    "evals/vars/lyon.yaml": "city: Lyon\n",
+    "evals/tests/more.yaml": "- description: third\n  vars: {city: Nice}\n  assert: [{type: contains, value: Nice}]\n",
+    "README.md": "docs\n",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "pr")
+    return root
+
+
+@pytest.fixture(scope="module")
+def server() -> ModelServer:
+    with ModelServer(responder=say_model) as running:
+        yield running
+
+
+def change(repo: Path, name: str, text: str) -> None:
+    (repo / name).write_text(text)
+    git(repo, "commit", "-q", "-am", f"change {name}")
+
+
+def check(repo: Path, server: ModelServer) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gate", "check", "--base", "main", "--format", "markdown", "--no-cache"],
+        cwd=repo, env=gate_env(server, repo), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_a_prompt_that_regresses_fails_with_its_metrics(repo: Path, server: ModelServer) -> None:
+    change(repo, "evals/prompts/answer.txt", "SAY: We like a city\n")
+    done = check(repo, server)
+    assert done.returncode == 1, done.stderr
+    comment = done.stdout
+    assert "❌ **Eval Gate: fail** (cities)" in comment
+    assert "<code>capital</code> | promptfooconfig | 🆕 new: pass → fail" in comment
+    assert "| mentions | 3 | 100.0% | 0.0% | −100.0 |" not in comment  # third has no metric
+    assert "| mentions | 2 | 100.0% | 0.0% | −100.0 |" in comment
+    assert "| format | 1 | 100.0% | 0.0% | −100.0 |" in comment
+    assert "<code>evals/prompts/answer.txt</code> · modified" in comment
+
+
+def test_a_model_switch_runs_each_side_with_its_own_provider(
+    repo: Path, server: ModelServer
+) -> None:
+    server.reset_counts()
+    text = (repo / "evals/promptfooconfig.yaml").read_text()
+    change(repo, "evals/promptfooconfig.yaml", text.replace("gpt-4o-mini", "gpt-4.1"))
+    done = check(repo, server)
+    assert done.returncode == 0, done.stdout + done.stderr
+    models = {e.body["model"] for e in server.log}
+    assert models == {"gpt-4o-mini", "gpt-4.1"}  # the base its own, the head its own
+    assert "pass rate 100.0% → 100.0%" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "runs"),
+    [
+        ("evals/vars/lyon.yaml", "city: Lyon \n", True),
+        ("evals/tests/more.yaml", FILES["evals/tests/more.yaml"] + "- vars: {city: Rome}\n", True),
+        ("README.md", "more docs\n", False),
+    ],
+)
+def test_every_file_the_config_reads_is_watched(
+    repo: Path, server: ModelServer, name: str, text: str, runs: bool
+) -> None:
+    change(repo, name, text)
+    done = check(repo, server)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("verdict: skipped" in done.stderr) is not runs, done.stderr
