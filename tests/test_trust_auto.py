@@ -306,3 +306,22 @@ def test_a_flaky_blocker_rarely_blocks_a_no_op_pr_under_auto() -> None:
             round_index += 1
         blocked += sum(head) * 2 <= len(head)
     assert blocked / trials < 0.005
+
+
+def test_a_deterministic_regression_fails_quickly_under_auto(tmp_path: Path) -> None:
+    """A temperature-0 system: 5 of 100 cases that always passed on base always fail on head.
+    `gate check` with `repeats: auto` fails it after round 0 (two runs per case and side): the
+    runs of every case agree, so the drop test has all the evidence it needs."""
+    ids = [f"c{i:02d}" for i in range(100)]
+    repo = make_repo(tmp_path / "repo", ids, dict.fromkeys(ids, 1.0), repeats="auto")
+    (repo / "model.json").write_text(
+        model_json({**dict.fromkeys(ids, 1.0), **dict.fromkeys(ids[:5], 0.0)})
+    )
+    commit(repo, "break five cases")
+    done = gate("check", "--base", "HEAD~1", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    assert "noisy: fail: pass rate 100.0% -> 95.0% (−5.0 points)" in done.stderr
+    assert "and the drop is significant against no change" in done.stdout  # the comment
+    meta = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])
+    assert meta["auto"]["stop"] == "fail" and meta["auto"]["rounds"] == 0
+    assert meta["auto"]["calls"] == 2 * 100  # two calls per case on this side

@@ -19,7 +19,7 @@ from scipy import stats as scipy_stats
 from gate.compare.droptest import fixed_test, sequential_test, split_levels
 from gate.compare.estimates import delta_estimate, plain_moments
 from gate.compare.sequential import boundaries, design_se, holm
-from gate.compare.stats import PairedCounts
+from gate.compare.stats import PairedCounts, mcnemar_drop
 from gate.compare.tdist import t_cdf, t_quantile
 from gate.inputs.policy import Policy
 from gate.report.plan import Look
@@ -131,10 +131,10 @@ def _noop_fixed_suite(rng: random.Random, n: int, runs: int) -> tuple:
     return estimate, PairedCounts()
 
 
-@pytest.mark.parametrize("suites", [1, 4])
+@pytest.mark.parametrize("suites", [1, 2, 4])
 def test_no_op_prs_are_blocked_at_most_at_the_pr_rate_however_many_suites(suites: int) -> None:
     """Seeded simulation against known truth (every PR changed nothing): at a 10% PR rate,
-    Holm's split keeps the share of PRs whose threshold rule blocks within 10% for 1 and 4
+    Holm's split keeps the share of PRs whose threshold rule blocks within 10% for 1, 2 and 4
     suites (threshold 0, so the drop test alone decides); each suite at the whole 10% blocks
     about 1 − 0.9^4 = 34% of 4-suite PRs."""
     rng = random.Random(11)
@@ -154,9 +154,10 @@ def test_no_op_prs_are_blocked_at_most_at_the_pr_rate_however_many_suites(suites
         assert whole / prs > 2.5 * split / prs
 
 
-def test_the_rounds_keep_the_pr_rate_over_four_suites() -> None:
+@pytest.mark.parametrize("suites", [1, 2, 4])
+def test_the_rounds_keep_the_pr_rate_however_many_suites(suites: int) -> None:
     """Seeded simulation of the flow's own rounds (`helpers.noisy_suites`: `repeats: auto`,
-    the drop test's looks, Holm over the suites) on no-op PRs of four suites of 40 noisy
+    the drop test's looks, Holm over the suites) on no-op PRs of 1, 2 and 4 suites of 30 noisy
     cases, at a 20% rate so that blocks are frequent enough to count: at most 20% of them are
     blocked."""
     policy = Policy.from_config(None, threshold=0.0)
@@ -166,6 +167,17 @@ def test_the_rounds_keep_the_pr_rate_over_four_suites() -> None:
     suite = (probabilities, probabilities)
     prs, blocked = 120, 0
     for _ in range(prs):
-        judged = run_pr(policy, [suite] * 4, rng)
+        judged = run_pr(policy, [suite] * suites, rng)
         blocked += any(c.verdict == "fail" for c in judged)
     assert blocked / prs <= 0.2 + 2.5 * math.sqrt(0.2 * 0.8 / prs)
+
+
+@pytest.mark.parametrize(
+    ("regressed", "fixed"), [(0, 0), (1, 0), (3, 1), (9, 0), (12, 7), (40, 25)]
+)
+def test_the_one_sided_mcnemar_test_is_scipys_binomial_test(regressed: int, fixed: int) -> None:
+    """One run per case: the drop test is the exact one-sided test of the regressions among
+    the discordant pairs against a fair coin (scipy's binomtest, alternative 'greater')."""
+    n = regressed + fixed
+    expected = scipy_stats.binomtest(regressed, n, 0.5, alternative="greater").pvalue if n else 1.0
+    assert mcnemar_drop(regressed, fixed) == pytest.approx(expected, rel=1e-9)
