@@ -35,7 +35,8 @@ def add_parser(sub: Any) -> None:
         help="compare a base and a head report: verdict, regressions, statistics",
         description=(
             "Pair the cases of two reports by id and decide the verdict. "
-            "Exit 0 pass, 1 fail, 3 error, 2 bad input."
+            "Exit 0 pass or inconclusive, 1 fail (or inconclusive under `inconclusive: block`), "
+            "3 error, 2 bad input."
         ),
     )
     p.add_argument("base", metavar="BASE.jsonl", help="report of the base side (`gate run`)")
