@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers.noisy_suites import run_pr
+from helpers.noisy_suites import run_pr, run_suite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
@@ -22,6 +22,7 @@ from gate.compare.sequential import boundaries, design_se, holm
 from gate.compare.stats import PairedCounts, mcnemar_drop
 from gate.compare.tdist import t_cdf, t_quantile
 from gate.inputs.policy import Policy
+from gate.render.reasons import worded
 from gate.report.plan import Look
 
 
@@ -181,3 +182,28 @@ def test_the_one_sided_mcnemar_test_is_scipys_binomial_test(regressed: int, fixe
     n = regressed + fixed
     expected = scipy_stats.binomtest(regressed, n, 0.5, alternative="greater").pvalue if n else 1.0
     assert mcnemar_drop(regressed, fixed) == pytest.approx(expected, rel=1e-9)
+
+
+def test_an_undecided_suite_is_inconclusive_and_says_what_would_decide_it() -> None:
+    """Seeded runs of the flow's rounds on a suite whose head lost 5 easy cases to p = .5,
+    with a budget of 4 paid calls per case: the rounds end at the budget undecided, and the
+    verdict is inconclusive (exit 0 under the default policy, 1 under `inconclusive: block`)
+    with the estimate, its interval and the runs that would decide it."""
+    base = [0.97] * 70 + [0.5] * 20 + [0.05] * 10
+    head = [0.5] * 5 + base[5:]
+    policy = Policy(threshold=3).model_copy(update={"max_calls_per_case": 4})
+    straddles = run_suite(policy, 0.02, (base, head), random.Random(3))
+    assert straddles.verdict == "inconclusive" and straddles.exit_code == 0
+    assert straddles.head_meta is not None and straddles.head_meta.auto is not None
+    assert straddles.head_meta.auto.stop == "budget"
+    (finding,) = [f for f in straddles.findings if f.outcome == "inconclusive"]
+    assert finding.kind == "inconclusive" and finding.why == "budget"
+    assert finding.ci_low_points < -3 < finding.ci_high_points
+    said = worded(straddles).reasons[0]
+    assert said.startswith("inconclusive: repeats: auto spent its budget before this suite")
+    assert f"about {finding.more_runs:,} more runs on each side, over the {finding.cases}" in said
+    past = run_suite(policy, 0.02, (base, head), random.Random(0))
+    assert past.verdict == "inconclusive" and past.delta_points < -3
+    assert "but the drop is not significant against no change" in worded(past).reasons[0]
+    blocking = policy.model_copy(update={"inconclusive": "block"})
+    assert run_suite(blocking, 0.02, (base, head), random.Random(3)).exit_code == 1

@@ -124,6 +124,13 @@ def _report_findings(base: Report, head: Report, added: int, removed: int) -> li
     return found
 
 
+def drop_test_decides(auto: AutoRecord | None, policy: Policy) -> bool:
+    """Whether the drop test decides the threshold rule: under `repeats: auto` (the gate chose
+    the runs, so it controls the error) or with `require_significance`; with fixed repeats
+    otherwise a drop past the threshold fails on its own (the SPEC's rule)."""
+    return auto is not None or policy.require_significance
+
+
 def _drop_test(
     auto: AutoRecord | None,
     estimate: DeltaEstimate | None,
@@ -150,7 +157,7 @@ def _threshold_rule(
     estimate = delta_estimate(moments) if moments else None
     if delta is None:
         return [], None, estimate
-    tested = auto is not None or policy.require_significance
+    tested = drop_test_decides(auto, policy)
     drop = _drop_test(auto, estimate, table, policy.threshold, level)
     if not tested:
         drop = drop.model_copy(update={"decides": False})
@@ -251,7 +258,7 @@ def compare(
         + resolution_findings(
             power,
             policy,
-            tested=auto is not None or policy.require_significance,
+            tested=drop_test_decides(auto, policy),
             stop=auto.stop if auto else None,
         ),
         suite=head.meta.suite or base.meta.suite or "default",

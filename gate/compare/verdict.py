@@ -2,11 +2,12 @@
 then what could not be decided.
 
 Pure and wordless: each rule that fired, held, or could not decide is a `Finding` with its
-numbers; `gate.render.reasons` words them. The threshold rule fails a suite when the pass
-rate dropped by more than the threshold *and* the drop test rejects "no change" at the
-suite's share of the PR's false-block rate (`gate.compare.droptest`); a drop past the
-threshold that it does not reject, and `repeats: auto` rounds that spent their budget with
-the interval still reaching past −threshold, are `inconclusive`.
+numbers; `gate.render.reasons` words them. The threshold rule: with fixed repeats a drop past
+the threshold fails (the SPEC's rule); under `repeats: auto`, or with `require_significance`,
+the drop test decides (`gate.compare.droptest`, at the suite's share of the PR's false-block
+rate): a drop past the threshold fails when it rejects "no change", and is `inconclusive` when
+it does not, as are `repeats: auto` rounds that spent their budget with the interval still
+reaching past −threshold.
 """
 
 from __future__ import annotations

@@ -45,7 +45,9 @@ def _to_decide(f: Inconclusive) -> str:
     if f.more_runs is None or f.cases is None:
         return "more runs of these cases cannot decide it; more cases can"
     noun = "case" if f.cases == 1 else "cases"
-    each = f" (about {f.more_runs / f.cases:.2g} each)" if f.cases > 1 else ""
+    per_case = f.more_runs / f.cases
+    shown = f"{per_case:.1f}" if per_case < 10 else f"{per_case:,.0f}"
+    each = f" (about {shown} each)" if f.cases > 1 else ""
     return (
         f"about {f.more_runs:,} more runs on each side, over the {f.cases:,} {noun} whose runs "
         f"disagree{each}, would decide it if the estimate stayed where it is"
