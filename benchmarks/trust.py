@@ -24,7 +24,10 @@ the base's probabilities known (runs proportional to each case's standard deviat
 approximation), blocking on the estimate alone (below −threshold).
 
     python benchmarks/trust.py [--trials K] [--batch B] [--models issue,steady,4x100]
-        [--settings 1,3,auto] [--set key=value ...]
+        [--settings 1,3,auto] [--set key=value ...] [--rows no-op|drop --first N]
+
+`--rows` and `--first` run a part of a row (its trials from N on, their own seeds), so that
+parts can run side by side and their counts be added up.
 """
 
 from __future__ import annotations
@@ -245,12 +248,12 @@ class Tally:
         self.delta += judged[0].delta_points or 0.0
 
 
-def batches(trials: int, size: int) -> Iterator[range]:
-    for first in range(0, trials, size):
-        yield range(first, min(trials, first + size))
+def batches(trials: range, size: int) -> Iterator[range]:
+    for first in range(trials.start, trials.stop, size):
+        yield range(first, min(trials.stop, first + size))
 
 
-def measure(work: Path, model: str, row: str, setting: str, trials: int, batch: int) -> Tally:
+def measure(work: Path, model: str, row: str, setting: str, trials: range, batch: int) -> Tally:
     spec = models()[model]
     tally = Tally()
     for part in batches(trials, batch):
@@ -282,7 +285,8 @@ def oracle(model: str, calls: float) -> tuple[float, float]:
             n, spreads = len(base), [math.sqrt(p * (1 - p)) for p in base]
             runs = [calls * n * s / sum(spreads) for s in spreads]
             pairs = zip(base, head, runs, strict=True)
-            variance = sum((p * (1 - p) + q * (1 - q)) / r for p, q, r in pairs) / n**2
+            terms = [(p * (1 - p) + q * (1 - q), r) for p, q, r in pairs]
+            variance = sum(v / r for v, r in terms if v > 0) / n**2  # steady cases: no noise
             mean = (sum(head) - sum(base)) / n
             clear *= 1 - NormalDist().cdf((-THRESHOLD / 100 - mean) / math.sqrt(variance))
         return 1 - clear
@@ -297,6 +301,10 @@ def main() -> None:
     parser.add_argument("--models", default="issue,steady,4x100")
     parser.add_argument("--settings", default="1,3,auto")
     parser.add_argument("--set", action="append", default=[], help="a policy key, key=value")
+    parser.add_argument("--rows", default="no-op,drop", help="which PRs (default both)")
+    parser.add_argument(
+        "--first", type=int, default=0, help="the first trial (its seeds): a part of a run"
+    )
     args = parser.parse_args()
     OVERRIDES.update((k, json.loads(v)) for k, v in (item.split("=", 1) for item in args.set))
     print(f"{args.trials} PRs per row, threshold {THRESHOLD:g}, policy overrides {OVERRIDES}\n")
@@ -307,20 +315,16 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
+    trials = range(args.first, args.first + args.trials)
     with tempfile.TemporaryDirectory(prefix="gate-trust-") as tmp:
         for model in args.models.split(","):
             for setting in args.settings.split(","):
                 started = time.perf_counter()
-                noop = measure(Path(tmp), model, "no-op", setting, args.trials, args.batch)
-                drop = measure(Path(tmp), model, "drop", setting, args.trials, args.batch)
-                print(
-                    f"{model:7} {setting:8} {noop.blocked / noop.prs:>12.1%} "
-                    f"{drop.blocked / drop.prs:>12.1%} {noop.calls / noop.prs:>14.2f}, "
-                    f"{drop.calls / drop.prs:<14.2f} {noop.inconclusive / noop.prs:>13.1%}, "
-                    f"{drop.inconclusive / drop.prs:<12.1%} {noop.delta / noop.prs:>+13.2f} "
-                    f"{drop.delta / drop.prs:>+12.2f}   [{time.perf_counter() - started:.0f} s]",
-                    flush=True,
-                )
+                rows = {
+                    row: measure(Path(tmp), model, row, setting, trials, args.batch)
+                    for row in args.rows.split(",")
+                }
+                print(_row(model, setting, rows, time.perf_counter() - started), flush=True)
             for calls in (3.0, 8.6):
                 false_block, caught = oracle(model, calls)
                 print(
@@ -328,6 +332,25 @@ def main() -> None:
                     f"{calls:>14.2f}, {calls:<14.2f}   (Neyman allocation, p known; the floor "
                     "of a fixed budget)"
                 )
+
+
+def _row(model: str, setting: str, rows: dict[str, Tally], seconds: float) -> str:
+    """One line of the table; with one kind of PR (`--rows`) its counts, to add up parts."""
+    if set(rows) != {"no-op", "drop"}:
+        return "".join(
+            f"{model} {setting} {row}: blocked {t.blocked}/{t.prs}, inconclusive "
+            f"{t.inconclusive}, calls {t.calls / t.prs:.3f}, mean Δ {t.delta / t.prs:+.3f}   "
+            f"[{seconds:.0f} s]"
+            for row, t in rows.items()
+        )
+    noop, drop = rows["no-op"], rows["drop"]
+    return (
+        f"{model:7} {setting:8} {noop.blocked / noop.prs:>12.1%} "
+        f"{drop.blocked / drop.prs:>12.1%} {noop.calls / noop.prs:>14.2f}, "
+        f"{drop.calls / drop.prs:<14.2f} {noop.inconclusive / noop.prs:>13.1%}, "
+        f"{drop.inconclusive / drop.prs:<12.1%} {noop.delta / noop.prs:>+13.2f} "
+        f"{drop.delta / drop.prs:>+12.2f}   [{seconds:.0f} s]"
+    )
 
 
 if __name__ == "__main__":
