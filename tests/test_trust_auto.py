@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.noisy_world import commit, gate, make_repo, model_json
+from helpers.noisy_world import commit, gate, gate_yml, make_repo, model_json
 from helpers.reports import repeated, write_report
 
 from gate.flow.adaptive import start
@@ -325,3 +325,29 @@ def test_a_deterministic_regression_fails_quickly_under_auto(tmp_path: Path) -> 
     meta = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])
     assert meta["auto"]["stop"] == "fail" and meta["auto"]["rounds"] == 0
     assert meta["auto"]["calls"] == 2 * 100  # two calls per case on this side
+
+
+def test_the_rounds_budget_and_error_rate_are_the_bases(tmp_path: Path) -> None:
+    """A PR that raises its own budget and false-block rate (and makes inconclusive pass)
+    is measured by the base's: the rounds' level is the base's 2% and their paid calls stay
+    within the base's 3 per case and side; the comment lists the PR's policy changes as
+    taking effect after merge."""
+    ids = [f"c{i:02d}" for i in range(40)]
+    p = {i: (0.5 if k < 20 else 0.97) for k, i in enumerate(ids)}
+    repo = make_repo(
+        tmp_path / "repo", ids, p, repeats="auto", max_calls_per_case=3, inconclusive="block"
+    )
+    (repo / "gate.yml").write_text(
+        gate_yml(repeats="auto", max_calls_per_case=50, false_block_rate=0.5, inconclusive="pass")
+    )
+    (repo / "model.json").write_text(model_json(p, seed=2))
+    commit(repo, "a PR that loosens its own gate")
+    done = gate("check", "--base", "HEAD~1", cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    auto = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])["auto"]
+    assert auto["level"] == 0.02 and auto["paid_calls"] <= 2 * 3 * 40
+    shown = done.stdout.replace("\\", "")  # the comment's Markdown escapes
+    assert "false_block_rate: 0.02 → 0.5; inconclusive: block → pass" in shown
+    assert "max_calls_per_case: 3 → 50" in shown and "the base's policy judges it" in shown
+    if "verdict: inconclusive" in done.stderr:
+        assert done.returncode == 1  # the base's inconclusive: block
