@@ -53,3 +53,8 @@ _.intercepted_binops
 
 # PyYAML reads the class attribute: each loader's own implicit resolvers (yaml12.py).
 _.yaml_implicit_resolvers
+
+# Fields of the json format and of the reports' `auto` record, read by their users (the
+# two-sided test's p-value of the statistics; the standard error the rounds aimed at).
+_.decision_p_value
+_.se_target_points

@@ -2,29 +2,37 @@
 
 A noisy model (a `python` system whose case passes with its own probability, drawn from a
 generator seeded by the side, the case id and the repeat) is run through the real commands on
-a temp checkout: `gate run` for each side (all trials at once, a trial's cases have their own
-ids), `gate compare` for each trial, and for `repeats: auto` the flow's own round logic
-(`gate.flow.adaptive.Round`: which cases get more runs, when to stop) driving
+a temp checkout: `gate run` for each side (a batch of trials at once, a trial's cases have
+their own ids), and for `repeats: auto` the flow's own round logic (`gate.flow.adaptive`:
+which cases get more runs, the drop test's looks, when to stop) driving
 `gate run --append --cases-from` on both sides, round after round. Each trial is one PR: a
-no-op PR (same probabilities, fresh noise) or a real drop. Threshold 3, alpha 0.05.
+no-op PR (same probabilities, fresh noise) or a real drop. Each suite of a trial is compared
+by `gate compare`'s comparison (`gate.compare.pairing.compare`, in process) at its share of
+the PR's false-block rate, and the suites of a PR by the flow's Holm steps
+(`gate.compare.droptest.split_levels`). The policy is the default one with threshold 3.
 
 Models:
-- issue: 200 cases, 140 at p = .97, 40 at .5, 20 at .05; the drop moves 20 easy cases to .5
-  (a true drop of 4.7 points);
-- steady: 300 cases as many real suites look, 200 always pass, 40 never, 45 at .85, 15 at .3;
-  the drop moves 30 of the .85 cases to .35 (a true drop of 5.0 points).
+- issue: one suite of 200 cases, 140 at p = .97, 40 at .5, 20 at .05; the drop moves 20 easy
+  cases to .5 (a true drop of 4.7 points);
+- steady: one suite of 300 cases as many real suites look, 200 always pass, 40 never, 45 at
+  .85, 15 at .3; the drop moves 30 of the .85 cases to .35 (a true drop of 5.0 points);
+- 4x100: four suites of 100 cases, each 70 at .97, 20 at .5, 10 at .05; the drop moves 10
+  easy cases of one suite to .5 (a true drop of 4.7 points in that suite).
 
-The oracle floor is the Neyman allocation of 3 calls per case and side with the probabilities
-known (runs proportional to each case's standard deviation; normal approximation).
+The oracle rows are the Neyman allocation of a fixed number of calls per case and side with
+the base's probabilities known (runs proportional to each case's standard deviation; normal
+approximation), blocking on the estimate alone (below −threshold).
 
-    python benchmarks/trust.py [--trials K] [--models issue,steady] [--settings 1,3,auto]
+    python benchmarks/trust.py [--trials K] [--batch B] [--models issue,steady,4x100]
+        [--settings 1,3,auto] [--set key=value ...] [--rows no-op|drop --first N]
+
+`--rows` and `--first` run a part of a row (its trials from N on, their own seeds), so that
+parts can run side by side and their counts be added up.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import math
 import subprocess
@@ -33,14 +41,17 @@ import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 
-from gate.cli import main as gate_main
+from gate.compare.droptest import split_levels
+from gate.compare.models import Comparison
+from gate.compare.pairing import compare
 from gate.flow.adaptive import Round, record, start
 from gate.inputs.config import load_config
 from gate.inputs.policy import Policy
-from gate.report.io import dump_line, read_report, write_report
+from gate.report.io import read_report
 from gate.report.models import Report
 
 THRESHOLD = 3.0
@@ -60,41 +71,61 @@ def answer(inputs, repeat=0):
 """
 
 
-def models() -> dict[str, tuple[list[float], list[float]]]:
-    issue = [0.97] * 140 + [0.5] * 40 + [0.05] * 20
-    issue_drop = [0.5] * 20 + issue[20:]
+@dataclass(frozen=True)
+class Model:
+    """A PR's suites: each suite's base probabilities, and the head's of the real drop."""
+
+    base: list[list[float]]
+    drop: list[list[float]]
+
+
+def _issue(n: int) -> tuple[list[float], list[float]]:
+    base = [0.97] * (7 * n // 10) + [0.5] * (2 * n // 10) + [0.05] * (n // 10)
+    return base, [0.5] * (n // 10) + base[n // 10 :]
+
+
+def models() -> dict[str, Model]:
+    issue, issue_drop = _issue(200)
+    small, small_drop = _issue(100)
     steady = [1.0] * 200 + [0.0] * 40 + [0.85] * 45 + [0.3] * 15
-    steady_drop = steady[:200] + [0.0] * 40 + [0.35] * 30 + [0.85] * 15 + [0.3] * 15
-    return {"issue": (issue, issue_drop), "steady": (steady, steady_drop)}
+    steady_drop = steady[:240] + [0.35] * 30 + [0.85] * 15 + [0.3] * 15
+    return {
+        "issue": Model([issue], [issue_drop]),
+        "steady": Model([steady], [steady_drop]),
+        "4x100": Model([small] * 4, [small_drop] + [small] * 3),
+    }
 
 
-BUDGET: dict[str, float] = {}  # max_repeats, max_calls per case (from the command line)
+OVERRIDES: dict[str, object] = {}  # policy keys from the command line (--set)
 
 
-def checkout(root: Path, probs: list[float], seed: int, trials: int, repeats: str) -> Path:
+def _case_key(suite: int, case: int) -> str:
+    return f"s{suite}-c{case:03d}"
+
+
+def checkout(root: Path, suites: list[list[float]], seed: int, trials: range, repeats: str) -> Path:
     root.mkdir(parents=True)
     (root / "app.py").write_text(APP)
-    (root / "model.json").write_text(
-        json.dumps({"seed": seed, "p": {f"c{i:03d}": p for i, p in enumerate(probs)}})
-    )
+    p = {_case_key(s, i): q for s, probs in enumerate(suites) for i, q in enumerate(probs)}
+    (root / "model.json").write_text(json.dumps({"seed": seed, "p": p}))
     rows = [
         {
-            "id": f"t{t:03d}-c{i:03d}",
+            "id": f"t{t:03d}-{_case_key(s, i)}",
             "task": "noisy",
             "input": {},
             "expect": {"must_include": ["yes"]},
         }
-        for t in range(trials)
+        for t in trials
+        for s, probs in enumerate(suites)
         for i in range(len(probs))
     ]
     (root / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = {
         "threshold": THRESHOLD,
+        **OVERRIDES,
         "repeats": repeats if repeats == "auto" else int(repeats),
         "concurrency": 16,
         "cache": {"enabled": False},
-        **({"max_repeats": BUDGET["max_repeats"]} if "max_repeats" in BUDGET else {}),
-        **({"max_calls": int(BUDGET["max_calls"] * len(probs))} if "max_calls" in BUDGET else {}),
         "suites": [
             {
                 "name": "noisy",
@@ -108,18 +139,8 @@ def checkout(root: Path, probs: list[float], seed: int, trials: int, repeats: st
 
 
 def gate_run(root: Path, out: Path, label: str, *more: str) -> None:
-    argv = [
-        sys.executable,
-        "-P",
-        "-m",
-        "gate",
-        "run",
-        "-c",
-        str(root / "gate.yml"),
-        "--root",
-        str(root),
-    ]
-    argv += ["--out", str(out), "--label", label, "-q", *more]
+    argv = [sys.executable, "-P", "-m", "gate", "run", "-c", str(root / "gate.yml")]
+    argv += ["--root", str(root), "--out", str(out), "--label", label, "-q", *more]
     subprocess.run(argv, cwd=root, check=True, capture_output=True, text=True)
 
 
@@ -132,165 +153,204 @@ def both(base: Path, head: Path, out: Path, *more: str) -> None:
         )
 
 
-def split(report: Report, folder: Path, trials: int) -> list[Report]:
-    """One report per trial (its cases), as `gate compare` and the round logic read them."""
-    parts: list[list] = [[] for _ in range(trials)]
+def split(report: Report, folder: Path) -> dict[tuple[int, int], Report]:
+    """One report per (trial, suite), as the round logic and the comparison read them."""
+    parts: dict[tuple[int, int], list] = {}
     for result in report.results:
-        parts[int(result.id[1:4])].append(result)
-    out = []
-    for t, results in enumerate(parts):
-        path = folder / f"{report.meta.label}.t{t:03d}.jsonl"
-        out.append(Report(meta=report.meta, results=results, path=path))
-    return out
-
-
-def write(report: Report) -> None:
-    write_report(report.path, report.meta, (dump_line(r) for r in report.results))
-
-
-def compare_json(base: Path, head: Path) -> dict:
-    sink = io.StringIO()
-    with contextlib.redirect_stdout(sink):
-        gate_main(
-            ["compare", str(base), str(head), "--format", "json", "--threshold", str(THRESHOLD)]
-        )
-    return json.loads(sink.getvalue())
-
-
-def adaptive(base_root: Path, head_root: Path, out: Path, trials: int) -> None:
-    """The flow's rounds for every trial at once: each trial decides for itself, the runs of
-    all trials that go on are one `gate run --append` per side."""
-    config = load_config(head_root / "gate.yml").config
-    policy = Policy.from_config(config)
-    bases = split(read_report(out / "base.jsonl"), out, trials)
-    heads = split(read_report(out / "head.jsonl"), out, trials)
-    states: list[Round] = [start(config, b, h) for b, h in zip(bases, heads, strict=True)]
-    round_index = 0
-    while True:
-        chosen: list[str] = []
-        sizes = set()
-        for t, state in enumerate(states):
-            if state.stop is not None:
-                continue
-            ids, size = state.next(bases[t], heads[t], policy)
-            if state.stop is None:
-                chosen += ids
-                sizes.add(size)
-        if not chosen:
-            break
-        assert len(sizes) == 1, sizes  # the trials' rounds run in step
-        listing = out / f"round-{round_index + 1}.txt"
-        listing.write_text("".join(f"{i}\n" for i in chosen))
-        both(
-            base_root,
-            head_root,
-            out,
-            "--cases-from",
-            str(listing),
-            "--append",
-            "--repeats",
-            str(sizes.pop()),
-        )
-        round_index += 1
-        for state in states:
-            if state.stop is None:
-                state.rounds += 1
-        bases = split(read_report(out / "base.jsonl"), out, trials)
-        heads = split(read_report(out / "head.jsonl"), out, trials)
-    for state, b, h in zip(states, bases, heads, strict=True):
-        record(state, b, h)
-
-
-def trial_reports(out: Path, trials: int) -> Iterator[tuple[Path, Path]]:
-    bases = split(read_report(out / "base.jsonl"), out, trials)
-    heads = split(read_report(out / "head.jsonl"), out, trials)
-    for b, h in zip(bases, heads, strict=True):
-        if not b.path.exists():
-            write(b)
-            write(h)
-        yield b.path, h.path
-
-
-def measure(work: Path, model: str, row: str, setting: str, trials: int) -> dict:
-    base_p, head_p = models()[model]
-    head_probs = base_p if row == "no-op" else head_p
-    folder = work / f"{model}-{row}-{setting}"
-    base_root = checkout(folder / "base", base_p, 1, trials, setting)
-    head_root = checkout(folder / "head", head_probs, 2, trials, setting)
-    out = folder / "reports"
-    both(base_root, head_root, out)
-    if setting == "auto":
-        adaptive(base_root, head_root, out, trials)
-    verdicts, deltas, calls = [], [], []
-    for base, head in trial_reports(out, trials):
-        c = compare_json(base, head)
-        verdicts.append(c["verdict"])
-        deltas.append(c["delta_points"])
-        calls.append((c["base_usage"]["calls"] + c["head_usage"]["calls"]) / (2 * c["paired"]))
-    n = len(base_p)
-    truth = 100 * (sum(head_probs) - sum(base_p)) / n
+        trial, suite = int(result.id[1:4]), int(result.id.split("-")[1][1:])
+        parts.setdefault((trial, suite), []).append(result)
     return {
-        "fail": sum(v == "fail" for v in verdicts) / trials,
-        "calls": sum(calls) / trials,
-        "mean_delta": sum(deltas) / trials,
-        "truth": truth,
+        key: Report(
+            meta=report.meta,
+            results=results,
+            path=folder / f"{report.meta.label}.t{key[0]:03d}.s{key[1]}.jsonl",
+        )
+        for key, results in parts.items()
     }
 
 
-def oracle(model: str, calls: float = 3.0) -> tuple[float, float]:
-    """False blocks and detection of the Neyman allocation of `calls` per case and side."""
-    base_p, head_p = models()[model]
-    n = len(base_p)
+def adaptive(
+    base_root: Path, head_root: Path, out: Path, policy: Policy, level: float
+) -> dict[tuple[int, int], tuple[Report, Report]]:
+    """The flow's rounds for every (trial, suite) at once: each decides for itself, the runs
+    of all that go on are one `gate run --append` per side."""
+    bases = split(read_report(out / "base.jsonl"), out)
+    heads = split(read_report(out / "head.jsonl"), out)
+    states: dict[tuple[int, int], Round] = {
+        key: start(policy, level, bases[key], heads[key]) for key in bases
+    }
+    live = set(states)
+    round_index = 0
+    while live:
+        chosen: list[str] = []
+        sizes = set()
+        for key in sorted(live):
+            ids, size = states[key].next(bases[key], heads[key])
+            if ids:
+                chosen += ids
+                sizes.add(size)
+            else:
+                live.discard(key)
+        if not chosen:
+            break
+        assert len(sizes) == 1, sizes  # the rounds run in step
+        listing = out / f"round-{round_index + 1}.txt"
+        listing.write_text("".join(f"{i}\n" for i in chosen))
+        size = str(sizes.pop())
+        both(base_root, head_root, out, "--cases-from", str(listing), "--append", "--repeats", size)
+        round_index += 1
+        for key in live:
+            states[key].rounds += 1
+        bases = split(read_report(out / "base.jsonl"), out)
+        heads = split(read_report(out / "head.jsonl"), out)
+    for key, state in states.items():
+        record(state, bases[key], heads[key])
+    return {key: (read_report(bases[key].path), read_report(heads[key].path)) for key in bases}
 
-    def side_var(probs: list[float]) -> float:
-        sds = sum(math.sqrt(p * (1 - p)) for p in probs)
-        return sds**2 / (calls * n) / n**2
 
-    def p_block(probs: list[float]) -> float:
-        mean = (sum(probs) - sum(base_p)) / n
-        sd = math.sqrt(side_var(base_p) + side_var(probs))
-        return NormalDist().cdf((-THRESHOLD / 100 - mean) / sd)
+def fixed(out: Path) -> dict[tuple[int, int], tuple[Report, Report]]:
+    bases, heads = (
+        split(read_report(out / "base.jsonl"), out),
+        split(read_report(out / "head.jsonl"), out),
+    )
+    return {key: (bases[key], heads[key]) for key in bases}
 
-    return p_block(base_p), p_block(head_p)
+
+def judge_pr(pairs: list[tuple[Report, Report]], policy: Policy, level: float) -> list[Comparison]:
+    """The suites of one PR, each at its share, then Holm's steps over them (as the flow)."""
+    judged = [compare(b, h, policy, level) for b, h in pairs]
+    tests = [(c.drop_test, c.delta_points) for c in judged]
+    for index, raised in split_levels(tests, policy.false_block_rate, policy.threshold).items():
+        if raised > level and judged[index].verdict != "fail":
+            b, h = pairs[index]
+            judged[index] = compare(b, h, policy, raised)
+    return judged
+
+
+@dataclass
+class Tally:
+    blocked: int = 0
+    inconclusive: int = 0
+    prs: int = 0
+    calls: float = 0.0
+    delta: float = 0.0
+
+    def add(self, judged: list[Comparison], policy: Policy) -> None:
+        verdicts = [c.verdict for c in judged]
+        blocks = "fail" in verdicts or (
+            "inconclusive" in verdicts and policy.inconclusive == "block"
+        )
+        self.blocked += blocks
+        self.inconclusive += "inconclusive" in verdicts
+        self.prs += 1
+        cases = sum(c.paired for c in judged)
+        self.calls += sum(c.base_usage.calls + c.head_usage.calls for c in judged) / (2 * cases)
+        self.delta += judged[0].delta_points or 0.0
+
+
+def batches(trials: range, size: int) -> Iterator[range]:
+    for first in range(trials.start, trials.stop, size):
+        yield range(first, min(trials.stop, first + size))
+
+
+def measure(work: Path, model: str, row: str, setting: str, trials: range, batch: int) -> Tally:
+    spec = models()[model]
+    tally = Tally()
+    for part in batches(trials, batch):
+        folder = work / f"{model}-{row}-{setting}-{part.start}"
+        heads = spec.base if row == "no-op" else spec.drop
+        base_root = checkout(folder / "base", spec.base, 1 + part.start, part, setting)
+        head_root = checkout(folder / "head", heads, 2 + part.start, part, setting)
+        out = folder / "reports"
+        both(base_root, head_root, out)
+        policy = Policy.from_config(load_config(head_root / "gate.yml").config)
+        level = policy.false_block_rate / len(spec.base)
+        reports = (
+            adaptive(base_root, head_root, out, policy, level) if setting == "auto" else fixed(out)
+        )
+        for trial in part:
+            pairs = [reports[(trial, s)] for s in range(len(spec.base))]
+            tally.add(judge_pr(pairs, policy, level), policy)
+    return tally
+
+
+def oracle(model: str, calls: float) -> tuple[float, float]:
+    """False blocks and detection of the Neyman allocation of `calls` per case and side for
+    the base's known probabilities (normal approximation; the estimate alone blocks)."""
+    spec = models()[model]
+
+    def blocked(heads: list[list[float]]) -> float:
+        clear = 1.0
+        for base, head in zip(spec.base, heads, strict=True):
+            n, spreads = len(base), [math.sqrt(p * (1 - p)) for p in base]
+            runs = [calls * n * s / sum(spreads) for s in spreads]
+            pairs = zip(base, head, runs, strict=True)
+            terms = [(p * (1 - p) + q * (1 - q), r) for p, q, r in pairs]
+            variance = sum(v / r for v, r in terms if v > 0) / n**2  # steady cases: no noise
+            mean = (sum(head) - sum(base)) / n
+            clear *= 1 - NormalDist().cdf((-THRESHOLD / 100 - mean) / math.sqrt(variance))
+        return 1 - clear
+
+    return blocked(spec.base), blocked(spec.drop)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=100, help="PRs per row (default 100)")
-    parser.add_argument("--models", default="issue,steady")
+    parser.add_argument("--trials", type=int, default=200, help="PRs per row (default 200)")
+    parser.add_argument("--batch", type=int, default=50, help="PRs run together (default 50)")
+    parser.add_argument("--models", default="issue,steady,4x100")
     parser.add_argument("--settings", default="1,3,auto")
-    parser.add_argument("--max-repeats", type=int, help="repeats: auto: override max_repeats")
-    parser.add_argument("--max-calls", type=float, help="repeats: auto: calls per case and side")
+    parser.add_argument("--set", action="append", default=[], help="a policy key, key=value")
+    parser.add_argument("--rows", default="no-op,drop", help="which PRs (default both)")
+    parser.add_argument(
+        "--first", type=int, default=0, help="the first trial (its seeds): a part of a run"
+    )
     args = parser.parse_args()
-    if args.max_repeats:
-        BUDGET["max_repeats"] = args.max_repeats
-    if args.max_calls:
-        BUDGET["max_calls"] = args.max_calls
-    print(f"{args.trials} trials per row, threshold {THRESHOLD:g}, alpha 0.05\n")
+    OVERRIDES.update((k, json.loads(v)) for k, v in (item.split("=", 1) for item in args.set))
+    print(f"{args.trials} PRs per row, threshold {THRESHOLD:g}, policy overrides {OVERRIDES}\n")
     header = (
-        f"{'model':8} {'repeats':8} {'false blocks':>12} {'drop caught':>12} "
-        f"{'calls/case/side (no-op, drop)':>30} {'mean Δ no-op':>13} {'mean Δ drop (truth)':>21}"
+        f"{'model':7} {'repeats':8} {'false blocks':>12} {'drop caught':>12} "
+        f"{'calls/case/side (no-op, drop)':>30} {'inconclusive (no-op, drop)':>27} "
+        f"{'mean Δ no-op':>13} {'mean Δ drop':>12}"
     )
     print(header)
     print("-" * len(header))
+    trials = range(args.first, args.first + args.trials)
     with tempfile.TemporaryDirectory(prefix="gate-trust-") as tmp:
         for model in args.models.split(","):
             for setting in args.settings.split(","):
                 started = time.perf_counter()
-                noop = measure(Path(tmp), model, "no-op", setting, args.trials)
-                drop = measure(Path(tmp), model, "drop", setting, args.trials)
+                rows = {
+                    row: measure(Path(tmp), model, row, setting, trials, args.batch)
+                    for row in args.rows.split(",")
+                }
+                print(_row(model, setting, rows, time.perf_counter() - started), flush=True)
+            for calls in (3.0, 8.6):
+                false_block, caught = oracle(model, calls)
                 print(
-                    f"{model:8} {setting:8} {noop['fail']:>12.1%} {drop['fail']:>12.1%} "
-                    f"{noop['calls']:>14.2f}, {drop['calls']:<14.2f} {noop['mean_delta']:>+13.2f} "
-                    f"{drop['mean_delta']:>+13.2f} ({drop['truth']:+.2f})"
-                    f"   [{time.perf_counter() - started:.0f} s]",
-                    flush=True,
+                    f"{model:7} {'oracle':8} {false_block:>12.1%} {caught:>12.1%} "
+                    f"{calls:>14.2f}, {calls:<14.2f}   (Neyman allocation, p known; the floor "
+                    "of a fixed budget)"
                 )
-            false_block, caught = oracle(model)
-            print(
-                f"{model:8} {'oracle':8} {false_block:>12.1%} {caught:>12.1%} "
-                f"{3.0:>14.2f}, {3.0:<14.2f}   (Neyman allocation, p known; the floor)"
-            )
+
+
+def _row(model: str, setting: str, rows: dict[str, Tally], seconds: float) -> str:
+    """One line of the table; with one kind of PR (`--rows`) its counts, to add up parts."""
+    if set(rows) != {"no-op", "drop"}:
+        return "".join(
+            f"{model} {setting} {row}: blocked {t.blocked}/{t.prs}, inconclusive "
+            f"{t.inconclusive}, calls {t.calls / t.prs:.3f}, mean Δ {t.delta / t.prs:+.3f}   "
+            f"[{seconds:.0f} s]"
+            for row, t in rows.items()
+        )
+    noop, drop = rows["no-op"], rows["drop"]
+    return (
+        f"{model:7} {setting:8} {noop.blocked / noop.prs:>12.1%} "
+        f"{drop.blocked / drop.prs:>12.1%} {noop.calls / noop.prs:>14.2f}, "
+        f"{drop.calls / drop.prs:<14.2f} {noop.inconclusive / noop.prs:>13.1%}, "
+        f"{drop.inconclusive / drop.prs:<12.1%} {noop.delta / noop.prs:>+13.2f} "
+        f"{drop.delta / drop.prs:>+12.2f}   [{seconds:.0f} s]"
+    )
 
 
 if __name__ == "__main__":

@@ -1,16 +1,27 @@
 """`gate action` on the other events and inputs: push, workflow_dispatch, merge_group,
-pull_request_target, unsupported events, `fail-on-regression`, `comment: never`, GHES."""
+pull_request_target, unsupported events, `fail-on-regression`, `comment: never`, GHES; an
+inconclusive suite (the `verdict` output, the exit code under `inconclusive: pass | block`, the
+comment, the job summary, the accept label)."""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.servers.git_http import git
 from helpers.servers.github_api import GitHubServer
-from helpers.servers.world import WORDS, World, prompt, serve_api, serve_world
+from helpers.servers.world import (
+    REPOSITORY,
+    WORDS,
+    World,
+    project_files,
+    prompt,
+    serve_api,
+    serve_world,
+)
 
 
 @pytest.fixture
@@ -134,3 +145,54 @@ def test_bad_input_is_one_line(world: World) -> None:
         "::error title=Eval Gate%3A bad input::action input `fail-on-regression` must be true "
         "or false, got 'maybe'"
     ]
+
+
+# One regression of six cases is a drop of 16.7 points, past the threshold of 3, which the
+# drop test (exact McNemar, one run per case) cannot tell from noise: p = 0.5.
+GATE_YML = """
+watch: ["prompts/**"]
+threshold: 3
+require_significance: true
+inconclusive: {rule}
+suites:
+  - name: support
+    cases: cases/support.jsonl
+    system: {{kind: python, target: "app.bot:answer"}}
+"""
+
+
+def _pr(world: World, rule: str) -> None:
+    gate_yml = textwrap.dedent(GATE_YML.format(rule=rule)).lstrip()
+    world.base({**project_files("base", WORDS), "gate.yml": gate_yml})
+    world.pr({"prompts/support.md": prompt(WORDS[1:])})
+    world.checkout()
+
+
+def _comment(world: World) -> str:
+    (body,) = [c.body for c in world.comments() if c.body.startswith("<!-- eval-gate:support ")]
+    return body
+
+
+@pytest.mark.parametrize(("rule", "code"), [("pass", 0), ("block", 1)])
+def test_an_inconclusive_suite_is_the_prs_verdict(world: World, rule: str, code: int) -> None:
+    _pr(world, rule)
+    run = world.run(world.environ(world.event()))
+    assert run.code == code, run.log
+    assert run.outputs["verdict"] == "inconclusive"
+    body = _comment(world)
+    headline = body.splitlines()[1]
+    assert headline.startswith("❔ **Eval Gate: inconclusive** (support)")
+    assert "inconclusive: the pass rate dropped 16.7 points" in body
+    assert "with one run per case the gate cannot tell these changes from noise" in body
+    assert "Eval Gate: inconclusive" in run.summary
+    assert "[gate] support: inconclusive: inconclusive: the pass rate dropped" in run.stdout
+
+
+def test_the_accept_label_lets_a_blocking_inconclusive_suite_through(
+    world: World, api: GitHubServer
+) -> None:
+    _pr(world, "block")
+    api.state.set_labels(REPOSITORY, world.number, ["eval-gate: accept"])
+    run = world.run(world.environ(world.event("pull_request.labeled")))
+    assert run.code == 0 and run.outputs["verdict"] == "pass", run.log
+    assert "accepted by the label" in _comment(world)

@@ -75,14 +75,30 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "the pass rate dropped 3.03 points, more than the threshold of 3",
     ),
     (
-        f.SignificantDrop(drop_points=20.0, threshold=3, p_value=0.00195, alpha=0.05),
-        "the pass rate dropped 20.0 points, more than the threshold of 3, and the drop is "
-        "significant (p = 0.00195 < 0.05)",
+        f.Drop(drop_points=3.03, threshold=3, p_value=0.0012, bar=0.0031, level=0.005, method="t"),
+        "the pass rate dropped 3.03 points, more than the threshold of 3, and the drop is "
+        "significant against no change (p = 0.0012, one-sided; the bar was 0.0031, from this "
+        "suite's level of 0.5%, its share of the PR's false-block rate)",
     ),
     (
-        f.InsignificantDrop(drop_points=5.0, threshold=2, p_value=0.25, alpha=0.05),
-        "the pass rate dropped 5.0 points, more than the threshold of 2, but the drop is not "
-        "significant (p = 0.25, alpha 0.05); require_significance is on, so it does not block",
+        f.Inconclusive(
+            why="not_significant",
+            delta_points=-4.2,
+            threshold=3,
+            ci_low_points=-8.9,
+            ci_high_points=0.5,
+            confidence=0.95,
+            p_value=0.04,
+            bar=0.005,
+            level=0.005,
+            more_runs=1240,
+            cases=31,
+        ),
+        "inconclusive: the pass rate dropped 4.2 points (95% interval [−8.9, 0.5]), past the "
+        "threshold of 3, but the drop is not significant against no change (p = 0.04, "
+        "one-sided; the bar is 0.005, from this suite's level of 0.5%, its share of the PR's "
+        "false-block rate); about 1,240 more runs on each side, over the 31 cases whose runs "
+        "disagree (about 40 each), would decide it if the estimate stayed where it is",
     ),
     (
         f.WithinThreshold(delta_points=-1.25, threshold=3),
@@ -141,18 +157,52 @@ SENTENCES: list[tuple[f.Finding, str]] = [
     (
         f.NotEnforced(),
         "this verdict is not enforced: the workflow sets `fail-on-regression: false`, so a "
-        "fail does not block the merge",
+        "fail (or an inconclusive that the policy blocks) does not block the merge",
     ),
     (
-        f.CoarseSuite(cases=12, case_weight_points=8.333, mde_points=25.7, threshold=3, alpha=0.05),
+        f.CoarseSuite(
+            cases=12, case_weight_points=8.333, detectable_points=25.7, threshold=3, level=0.02
+        ),
         "this suite cannot enforce a 3-point threshold: with 12 cases one case is 8.3 points, "
-        "so a single regression decides, and the smallest drop it would catch with 80% power "
-        "is 25.7 points",
+        "so a single regression decides, and the drop it catches 9 times in 10 is 25.7 points",
     ),
     (
-        f.Underpowered(cases=400, case_weight_points=0.25, mde_points=4.5, threshold=3, alpha=0.1),
-        "the threshold of 3 points is below what this suite can resolve: the smallest drop it "
-        "would catch with 80% power (α 0.1) is 4.5 points; more cases or repeats narrow it",
+        f.Underpowered(
+            cases=400, case_weight_points=0.25, detectable_points=6.5, threshold=3, level=0.005
+        ),
+        "this comparison catches only drops of 6.5 points or more 9 times in 10 (at its level "
+        "of 0.5%): smaller drops past the threshold of 3 are often inconclusive; more cases or "
+        "repeats (`repeats: auto` spends them where they decide) resolve them",
+    ),
+    (
+        f.Underpowered(
+            cases=100,
+            case_weight_points=1.0,
+            detectable_points=8.1,
+            threshold=3,
+            level=0.02,
+            advice="budget",
+        ),
+        "this comparison catches only drops of 8.1 points or more 9 times in 10 (at its level "
+        "of 2%): smaller drops past the threshold of 3 are often inconclusive; the rounds of "
+        "`repeats: auto` ended before they reached the design's precision: a larger "
+        "`max_calls_per_case` or `max_cost_usd`, or more cases, resolve them",
+    ),
+    (
+        f.Underpowered(
+            cases=100,
+            case_weight_points=1.0,
+            detectable_points=10.6,
+            threshold=3,
+            level=0.02,
+            se_points=3.9,
+            noise_blocks=0.221,
+            advice="fixed",
+        ),
+        "with a standard error of 3.9 points, noise alone takes this suite past the threshold "
+        "of 3 in about 22.1% of PRs that change nothing, and fixed repeats fail on that alone; "
+        "`repeats: auto` (or `require_significance: true`) blocks only a drop the drop test "
+        "finds, keeping such false blocks under `false_block_rate`",
     ),
     (
         f.OtherSuite(base_suite="one", head_suite="two"),

@@ -289,7 +289,17 @@ def test_statistics_section_names_its_methods(tmp_path: Path) -> None:
     assert "exact McNemar test" in body and "p-value:** **0.008**" in body
     assert "95% confidence interval **[" in body
     assert "−20.0 pts" in body
-    assert "`require_significance` is off" in body
+    assert "**Drop test:** **p = 0.004** against no change (one-sided)" in body  # 0.5 ** 8
+    assert "one-sided exact McNemar test of the regressions against the fixes" in body
+    assert "With fixed repeats it does not decide: a drop past the threshold fails" in body
+    assert "the drop test catches a drop of **21.4 pts** 90% of the time" in body
+    tested = compare(
+        report(tmp_path, "base", base),
+        report(tmp_path, "head", head),
+        Policy(require_significance=True),
+    )
+    body = render_comment(tested, CTX)
+    assert "the bar was 0.020, from this suite's level of 2%" in body
 
 
 def test_chart_labels_are_sanitised(tmp_path: Path) -> None:

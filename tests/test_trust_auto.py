@@ -6,83 +6,148 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.noisy_world import commit, gate, make_repo, model_json
+from helpers.noisy_world import commit, gate, gate_yml, make_repo, model_json
 from helpers.reports import repeated, write_report
 
-from gate.flow.adaptive import Round
+from gate.flow.adaptive import start
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
 from gate.report.plan import Plan
 
 
-def _reports(tmp_path: Path, base_rows: list, head_rows: list) -> tuple:
+def _reports(tmp_path: Path, base_rows: list, head_rows: list, runs: int = 2) -> tuple:
     return (
-        read_report(write_report(tmp_path, "b", base_rows, repeats=2)),
-        read_report(write_report(tmp_path, "h", head_rows, repeats=2)),
+        read_report(write_report(tmp_path, "b", base_rows, repeats=runs)),
+        read_report(write_report(tmp_path, "h", head_rows, repeats=runs)),
     )
 
 
-def test_the_rounds_stop_as_soon_as_the_interval_is_clear(tmp_path: Path) -> None:
+def _ids(n: int) -> set[str]:
+    return {f"c{i}" for i in range(n)}
+
+
+def test_the_rounds_stop_once_the_design_precision_is_reached(tmp_path: Path) -> None:
+    """200 cases that passed both runs on both sides: the standard error (floored at one
+    flipped run) is already below the design's, the drop test looks once and cannot fail."""
     same = [repeated(f"c{i}", ["pass", "pass"]) for i in range(200)]
-    state = Round(Plan(), limit=10_000, active={f"c{i}" for i in range(200)})
-    assert state.next(*_reports(tmp_path, same, same), Policy(threshold=3)) == ([], 0)
-    assert state.stop == "clear" and state.interval == (0.0, 0.0, 0.0)
+    reports = _reports(tmp_path, same, same)
+    state = start(Policy(threshold=3), 0.02, *reports)
+    assert state.next(*reports) == ([], 0)
+    assert state.stop == "precise" and state.estimate is not None
+    assert state.estimate.delta_points == 0 and state.estimate.se_points == 0.25
+    assert state.estimate.se_points <= state.se_target and len(state.looks) == 1
+    assert state.looks[0].info == 1.0  # the last look spends what is left of the level
 
 
-def test_a_clear_stop_still_waits_for_the_open_blocking_cases(tmp_path: Path) -> None:
+def test_a_decided_suite_still_waits_for_the_open_blocking_cases(tmp_path: Path) -> None:
     """A flaky blocker decides alone: the threshold rule being settled does not end its runs
     (after two runs a 1/2 tie on head would count as failing)."""
     steady = [repeated(f"c{i}", ["pass", "pass"]) for i in range(200)]
     base = [*steady, repeated("blk", ["pass", "pass"], severity="blocker")]
     head = [*steady, repeated("blk", ["pass", "fail"], severity="blocker")]
-    everyone = {f"c{i}" for i in range(200)} | {"blk"}
-    state = Round(Plan(), limit=10_000, active=set(everyone))
-    ids, size = state.next(*_reports(tmp_path / "r0", base, head), Policy(threshold=3))
-    assert (ids, size, state.stop) == (["blk"], 1, None)  # only the blocker runs on
+    everyone = _ids(200) | {"blk"}
+    reports = _reports(tmp_path / "r0", base, head)
+    state = start(Policy(threshold=3), 0.02, *reports)
+    assert state.next(*reports) == (["blk"], 1) and state.stop == "precise"
     assert state.active == everyone  # the others end by the flow's stop, recorded as such
-    state.rounds = 1
-    base[-1] = repeated("blk", ["pass", "pass", "pass"], severity="blocker")
-    head[-1] = repeated("blk", ["pass", "fail", "pass"], severity="blocker")
-    ids, size = state.next(*_reports(tmp_path / "r1", base, head), Policy(threshold=3))
-    assert (ids, size, state.stop) == (["blk"], Plan().step, None)  # 1 of 6 failed: still open
-    state.rounds = 2
-    base[-1] = repeated("blk", ["pass"] * 5, severity="blocker")
-    head[-1] = repeated("blk", ["pass", "fail", "pass", "pass", "pass"], severity="blocker")
-    assert state.next(*_reports(tmp_path / "r2", base, head), Policy(threshold=3)) == ([], 0)
-    assert state.stop == "clear" and "blk" not in state.active  # its own rule ended it
+    for runs in range(3, 7):
+        state.rounds = runs - 2
+        base[-1] = repeated("blk", ["pass"] * runs, severity="blocker")
+        head[-1] = repeated("blk", ["pass", "fail"] + ["pass"] * (runs - 2), severity="blocker")
+        ids, size = state.next(*_reports(tmp_path / f"r{runs}", base, head, runs))
+        if not ids:
+            break
+        assert (ids, size) == (["blk"], 1)  # only the blocker runs on
+    assert runs > 3 and "blk" not in state.active  # its own rule ended it
+    assert state.active == _ids(200)
 
 
-def test_a_clear_stop_without_blocking_cases_stops_at_once(tmp_path: Path) -> None:
-    same = [repeated(f"c{i}", ["pass", "fail"], severity="major") for i in range(200)]
-    state = Round(Plan(), limit=10_000, active={f"c{i}" for i in range(200)})
-    assert state.next(*_reports(tmp_path, same, same), Policy(threshold=3)) == ([], 0)
-    assert state.stop == "clear"
+def test_a_drop_of_the_designs_size_ruled_out_passes_at_once(tmp_path: Path) -> None:
+    """No blocking case and a clear no-change: the rounds stop without another call."""
+    same = [repeated(f"c{i}", ["pass", "fail"], severity="major") for i in range(30)]
+    same += [repeated(f"c{i}", ["pass", "pass"], severity="major") for i in range(30, 600)]
+    reports = _reports(tmp_path, same, same)
+    state = start(Policy(threshold=3), 0.02, *reports)
+    assert state.next(*reports) == ([], 0)
+    assert state.stop in ("pass", "precise")
 
 
-def test_uncertain_cases_get_more_runs_on_both_sides(tmp_path: Path) -> None:
-    base = [repeated(f"c{i}", ["pass", "fail"] if i < 20 else ["pass", "pass"]) for i in range(40)]
-    head = [repeated(f"c{i}", ["fail", "fail"] if i < 20 else ["pass", "pass"]) for i in range(40)]
-    plan = Plan(uniform=0)
-    state = Round(plan, limit=10_000, active={f"c{i}" for i in range(40)})
-    ids, size = state.next(*_reports(tmp_path, base, head), Policy(threshold=20))
-    assert state.stop is None and size == plan.step
-    assert ids == sorted(f"c{i}" for i in range(20))  # mixed runs; the steady cases are done
-    assert state.interval is not None and state.interval[1] < -20 < state.interval[2]
+def test_a_deterministic_drop_fails_at_the_first_look(tmp_path: Path) -> None:
+    """Temperature 0: 5 of 100 cases always fail on head and always passed on base. Their
+    runs agree, so the standard error is the floor of one flipped run and the drop test fails
+    the suite after round 0, without a single more call."""
+    base = [repeated(f"c{i}", ["pass", "pass"]) for i in range(100)]
+    head = [repeated(f"c{i}", ["fail", "fail"] if i < 5 else ["pass", "pass"]) for i in range(100)]
+    reports = _reports(tmp_path, base, head)
+    state = start(Policy(), 0.02, *reports)
+    assert state.next(*reports) == ([], 0) and state.stop == "fail"
+
+
+def test_the_calls_go_to_the_cases_whose_runs_disagree(tmp_path: Path) -> None:
+    """A budget too small for the design's precision: the round's target is the one the
+    budget pays for, and only the cases whose runs disagreed get more runs (Neyman)."""
+    runs = ["pass", "fail", "pass", "fail", "pass"]
+    rows = [repeated(f"c{i}", runs if i < 20 else ["pass"] * 5) for i in range(40)]
+    reports = _reports(tmp_path, rows, rows, 5)
+    policy = Policy(threshold=3).model_copy(update={"max_calls_per_case": 8})
+    state = start(policy, 0.02, *reports)
+    state.rounds, state.targets = 3, [None, 40.0, 40.0]  # as after three earlier rounds
+    ids, size = state.next(*reports)
+    assert state.stop is None and size == 1
+    assert set(ids) == _ids(20)  # the flaky half; the steady cases are done
+    target = state.targets[-1]
+    assert target is not None and target < 40  # the budget's, not the precision's (1e6)
 
 
 def test_the_call_budget_stops_the_rounds(tmp_path: Path) -> None:
     base = [repeated(f"c{i}", ["pass", "fail"]) for i in range(40)]
     head = [repeated(f"c{i}", ["fail", "pass"]) for i in range(40)]
     reports = _reports(tmp_path, base, head)
-    broke = Round(Plan(uniform=0), limit=80 + 1, active={f"c{i}" for i in range(40)})
-    assert broke.next(*reports, Policy(threshold=0)) == ([], 0) and broke.stop == "budget"
-    # room for 39 of the 40 open cases: a last round of 39, chosen by id hash, not by outcome
-    state = Round(Plan(uniform=0), limit=80 + 79, active={f"c{i}" for i in range(40)})
-    ids, size = state.next(*reports, Policy(threshold=0))
-    assert (len(ids), size, state.stop) == (39, 2, None)
-    left_out = ({f"c{i}" for i in range(40)} - set(ids)).pop()
-    assert state.next(*reports, Policy(threshold=0)) == ([], 0) and state.stop == "budget"
-    assert left_out in state.active  # ended by the flow's stop, not by its own rule
+    spent = Policy(threshold=0).model_copy(update={"max_calls_per_case": 2})
+    broke = start(spent, 0.02, *reports)
+    assert broke.next(*reports) == ([], 0) and broke.stop == "budget"
+    # room for 30 of the 40 open cases: a last round of 30, chosen by id hash, not by outcome
+    some = Policy(threshold=0).model_copy(update={"max_calls_per_case": 2.75})
+    state = start(some, 0.02, *reports)
+    ids, size = state.next(*reports)
+    assert (len(ids), size, state.stop) == (30, 1, None)
+    left_out = _ids(40) - set(ids)
+    state.rounds = 1
+    assert state.next(*reports) == ([], 0) and state.stop == "budget"
+    assert left_out <= state.active  # ended by the flow's stop, not by their own rule
+
+
+def test_the_cost_budget_stops_the_rounds_and_cached_answers_are_free(tmp_path: Path) -> None:
+    """max_cost_usd: a round's calls are priced at the cost per call so far; answers the
+    response cache gave cost nothing and use up none of the call budget either."""
+
+    def priced(i: int, cached: bool) -> dict:
+        row = repeated(f"c{i}", ["pass", "fail"])
+        for attempt in row["attempts"]:
+            attempt.update(cost_usd=0.0 if cached else 0.01, cached=cached)
+        row["cost_usd"] = 0.0 if cached else 0.02
+        return row
+
+    paid = _reports(
+        tmp_path / "paid",
+        [priced(i, False) for i in range(40)],
+        [priced(i, False) for i in range(40)],
+    )
+    cheap = Policy(threshold=0).model_copy(update={"max_cost_usd": 2.0})
+    state = start(cheap, 0.02, *paid)  # 1.60 spent, 0.40 left: 40 calls, 20 cases × 2 sides
+    ids, size = state.next(*paid)
+    assert (len(ids), size) == (20, 1)
+    cached = _reports(
+        tmp_path / "cached",
+        [priced(i, True) for i in range(40)],
+        [priced(i, False) for i in range(40)],
+    )
+    calls = Policy(threshold=0).model_copy(update={"max_calls_per_case": 2.5})
+    state = start(calls, 0.02, *cached)  # base from the cache: 80 paid calls of 200
+    ids, size = state.next(*cached)
+    assert (len(ids), size) == (40, 1)
+    uncached = start(calls, 0.02, *paid)  # 160 paid: room for 20 cases
+    assert len(uncached.next(*paid)[0]) == 20
 
 
 def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
@@ -96,14 +161,15 @@ def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
     commit(repo, "fresh noise")
     done = gate("check", "--base", "HEAD~1", cwd=repo)
     assert done.returncode in (0, 1), done.stderr
-    assert "round 1: 80 uncertain cases, 1 more run each on both sides" in done.stderr
+    assert "round 1: 80 cases, 1 more run each on both sides; delta " in done.stderr
     lines = (repo / "reports/noisy/head.jsonl").read_text().splitlines()
     meta, rows = json.loads(lines[0]), [json.loads(x) for x in lines[1:]]
-    assert meta["auto"]["rounds"] >= 1 and meta["auto"]["stop"] in ("clear", "settled", "budget")
-    assert meta["auto"]["calls"] == sum(r["repeats"] for r in rows) <= 3.5 * 80
+    auto = meta["auto"]
+    assert auto["rounds"] >= 1 and auto["stop"] in ("pass", "precise", "settled", "budget")
+    assert auto["calls"] == sum(r["repeats"] for r in rows) <= 16 * 80
+    assert auto["level"] == 0.02 and len(auto["looks"]) >= 1 and auto["paid_calls"] > 0
     assert {r["auto_end"] for r in rows} <= {"rule", "flow"}
-    assert max(r["repeats"] for r in rows) > 3  # the noisy cases got more runs
-    assert min(r["repeats"] for r in rows) == 3  # steady ones did not
+    assert min(r["repeats"] for r in rows) >= 3  # round 0 and the uniform round
     assert f"head {meta['auto']['calls']:,} (" in done.stdout and "stopped: " in done.stdout
     again = gate(
         "compare", "reports/noisy/base.jsonl", "reports/noisy/head.jsonl", "--format", "json",
@@ -189,20 +255,13 @@ def test_auto_with_shards(tmp_path: Path) -> None:
 
 def test_the_budget_is_over_the_paired_cases(tmp_path: Path) -> None:
     """Cases the head removed ran on base in round 0 only; they must not use up the budget of
-    the cases the rounds extend (3.5 calls per paired case, the calls counted over them)."""
-    from gate.flow.adaptive import start
-    from gate.inputs.config import GateConfig
-
+    the cases the rounds extend (max_calls_per_case per paired case, counted over them)."""
     base = [repeated(f"c{i}", ["pass", "fail"]) for i in range(100)]
     head = [repeated(f"c{i}", ["fail", "pass"]) for i in range(50)]  # 50 removed
-    system = {"kind": "python", "target": "app:answer"}
-    config = GateConfig.model_validate(
-        {"repeats": "auto", "suites": [{"name": "s", "cases": "c.jsonl", "system": system}]}
-    )
     reports = _reports(tmp_path, base, head)
-    state = start(config, *reports)
-    assert state.limit == 175
-    ids, size = state.next(*reports, Policy(threshold=0))
+    state = start(Policy(threshold=0), 0.02, *reports)
+    assert state.budget.calls == 2 * 16 * 50
+    ids, size = state.next(*reports)
     assert (len(ids), size, state.stop) == (50, 1, None)  # the uniform round, not "budget"
 
 
@@ -247,3 +306,48 @@ def test_a_flaky_blocker_rarely_blocks_a_no_op_pr_under_auto() -> None:
             round_index += 1
         blocked += sum(head) * 2 <= len(head)
     assert blocked / trials < 0.005
+
+
+def test_a_deterministic_regression_fails_quickly_under_auto(tmp_path: Path) -> None:
+    """A temperature-0 system: 5 of 100 cases that always passed on base always fail on head.
+    `gate check` with `repeats: auto` fails it after round 0 (two runs per case and side): the
+    runs of every case agree, so the drop test has all the evidence it needs."""
+    ids = [f"c{i:02d}" for i in range(100)]
+    repo = make_repo(tmp_path / "repo", ids, dict.fromkeys(ids, 1.0), repeats="auto")
+    (repo / "model.json").write_text(
+        model_json({**dict.fromkeys(ids, 1.0), **dict.fromkeys(ids[:5], 0.0)})
+    )
+    commit(repo, "break five cases")
+    done = gate("check", "--base", "HEAD~1", cwd=repo)
+    assert done.returncode == 1, done.stderr
+    assert "noisy: fail: pass rate 100.0% -> 95.0% (−5.0 points)" in done.stderr
+    assert "and the drop is significant against no change" in done.stdout  # the comment
+    meta = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])
+    assert meta["auto"]["stop"] == "fail" and meta["auto"]["rounds"] == 0
+    assert meta["auto"]["calls"] == 2 * 100  # two calls per case on this side
+
+
+def test_the_rounds_budget_and_error_rate_are_the_bases(tmp_path: Path) -> None:
+    """A PR that raises its own budget and false-block rate (and makes inconclusive pass)
+    is measured by the base's: the rounds' level is the base's 2% and their paid calls stay
+    within the base's 3 per case and side; the comment lists the PR's policy changes as
+    taking effect after merge."""
+    ids = [f"c{i:02d}" for i in range(40)]
+    p = {i: (0.5 if k < 20 else 0.97) for k, i in enumerate(ids)}
+    repo = make_repo(
+        tmp_path / "repo", ids, p, repeats="auto", max_calls_per_case=3, inconclusive="block"
+    )
+    (repo / "gate.yml").write_text(
+        gate_yml(repeats="auto", max_calls_per_case=50, false_block_rate=0.5, inconclusive="pass")
+    )
+    (repo / "model.json").write_text(model_json(p, seed=2))
+    commit(repo, "a PR that loosens its own gate")
+    done = gate("check", "--base", "HEAD~1", cwd=repo)
+    assert done.returncode in (0, 1), done.stderr
+    auto = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])["auto"]
+    assert auto["level"] == 0.02 and auto["paid_calls"] <= 2 * 3 * 40
+    shown = done.stdout.replace("\\", "")  # the comment's Markdown escapes
+    assert "false_block_rate: 0.02 → 0.5; inconclusive: block → pass" in shown
+    assert "max_calls_per_case: 3 → 50" in shown and "the base's policy judges it" in shown
+    if "verdict: inconclusive" in done.stderr:
+        assert done.returncode == 1  # the base's inconclusive: block

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from helpers.reports import case, repeated, write_report
 
-from gate.compare.estimates import unbiased_fraction
+from gate.compare.estimates import rao_blackwell
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
-from gate.report.plan import AutoRecord, Plan, boundaries, continues
+from gate.report.plan import AutoRecord, Plan, boundaries, continues, spread
 
 
 def _rows(rng: random.Random, probs: list[float], repeats: int) -> list[dict]:
@@ -78,53 +78,90 @@ def test_regressions_with_repeats_are_fractions_that_fell_by_half(tmp_path: Path
     assert c.delta_points == pytest.approx(expected, abs=0.01)
 
 
-def _run_plan(plan: Plan, base: tuple[bool, ...], head: tuple[bool, ...], end: int) -> tuple:
+def _run_plan(
+    plan: Plan, base: tuple[bool, ...], head: tuple[bool, ...], end: int, targets: list
+) -> tuple:
     """Where a case ends under `plan` when the flow stops after round `end` (or earlier, when
     no case continues): its runs and whether its own rule stopped it."""
     marks = boundaries(plan, plan.max_repeats)
     for j, runs in enumerate(marks):
         last = j == len(marks) - 1
-        if not continues(plan, sum(base[:runs]), sum(head[:runs]), runs, j) or last:
+        target = targets[j] if j < len(targets) else None
+        if not continues(plan, sum(base[:runs]), sum(head[:runs]), runs, j, target) or last:
             return runs, True
         if j == end:
             return runs, False
     raise AssertionError
 
 
+def _moments(plan: Plan, own: list, other: list, by_rule: bool, targets: list) -> tuple:
+    m = rao_blackwell(plan, own, other, stopped_by_rule=by_rule, targets=targets)
+    return m.mean, m.variance
+
+
+PLANS = [
+    (Plan(first=2, uniform=1, step=2, max_repeats=7, minority=0.2), []),
+    # the spread rule with a target per round (as the flow records them), one run a round
+    (Plan(rule="spread", first=2, uniform=1, step=1, max_repeats=7), [None, 9.0, 14.0, 7.5, 20.0]),
+]
+
+
+@pytest.mark.parametrize("plan,targets", PLANS, ids=["minority", "spread"])
 @pytest.mark.parametrize("end", [0, 1, 2, 99])
 @pytest.mark.parametrize("p_base,p_head", [(0.97, 0.97), (0.97, 0.5), (0.5, 0.5), (0.05, 0.3)])
-def test_adaptive_estimate_is_exactly_unbiased(end: int, p_base: float, p_head: float) -> None:
+def test_adaptive_estimate_is_exactly_unbiased(
+    plan: Plan, targets: list, end: int, p_base: float, p_head: float
+) -> None:
     """Every outcome sequence enumerated with its probability: E[estimate] = p, exactly, for a
-    plan that spends runs on uncertain cases; the plain fraction of the same runs is biased."""
-    plan = Plan(first=2, uniform=1, step=2, max_repeats=7, minority=0.2)
+    plan that spends runs on uncertain cases, and E[variance estimate] = Var(estimate), exactly
+    (the drop test's standard error is their sum); the plain fraction of the same runs is
+    biased."""
     n = plan.max_repeats
-    expected = [0.0, 0.0]
-    naive = [0.0, 0.0]
+    mean, square, variance, naive = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
     for base in itertools.product((True, False), repeat=n):
         weight_b = p_base ** sum(base) * (1 - p_base) ** (n - sum(base))
         for head in itertools.product((True, False), repeat=n):
             weight = weight_b * p_head ** sum(head) * (1 - p_head) ** (n - sum(head))
-            runs, by_rule = _run_plan(plan, base, head, end)
+            runs, by_rule = _run_plan(plan, base, head, end, targets)
             b, h = list(base[:runs]), list(head[:runs])
-            expected[0] += weight * unbiased_fraction(plan, b, h, stopped_by_rule=by_rule)
-            expected[1] += weight * unbiased_fraction(plan, h, b, stopped_by_rule=by_rule)
-            naive[0] += weight * sum(b) / runs
-            naive[1] += weight * sum(h) / runs
-    assert expected == pytest.approx([p_base, p_head], abs=1e-9)
-    if end >= 2 and (p_base, p_head) == (0.97, 0.5):  # rounds that choose
-        assert abs(naive[0] - p_base) > 0.005 or abs(naive[1] - p_head) > 0.005
+            for side, (own, other) in enumerate(((b, h), (h, b))):
+                estimate, var = _moments(plan, own, other, by_rule, targets)
+                mean[side] += weight * estimate
+                square[side] += weight * estimate * estimate
+                variance[side] += weight * var
+                naive[side] += weight * sum(own) / runs
+    assert mean == pytest.approx([p_base, p_head], abs=1e-9)
+    true_variance = [square[i] - mean[i] ** 2 for i in range(2)]
+    assert variance == pytest.approx(true_variance, abs=1e-9)
+    biased = {"minority": (2, 0.005), "spread": (99, 0.003)}[plan.rule]
+    if end >= biased[0] and (p_base, p_head) == (0.97, 0.5):  # rounds that choose
+        assert max(abs(naive[0] - p_base), abs(naive[1] - p_head)) > biased[1]
 
 
 def test_adaptive_estimate_follows_the_plan() -> None:
     plan = Plan(first=2, uniform=0, step=2, max_repeats=6, minority=0.1)
     # a case extended only because its first two runs held a failure: 5 of 6 passes
     runs = [False, True, True, True, True, True]
-    assert unbiased_fraction(plan, runs, [True] * 6, stopped_by_rule=False) == pytest.approx(0.5)
-    assert unbiased_fraction(plan, [True, True], [True, True], stopped_by_rule=True) == 1.0
+    estimate = rao_blackwell(plan, runs, [True] * 6, stopped_by_rule=False)
+    assert estimate.mean == pytest.approx(0.5)
+    assert rao_blackwell(plan, [True, True], [True, True], stopped_by_rule=True).mean == 1.0
     with pytest.raises(ValueError, match="would have continued"):
-        unbiased_fraction(plan, [True, False], [True, False], stopped_by_rule=True)
+        rao_blackwell(plan, [True, False], [True, False], stopped_by_rule=True)
     with pytest.raises(ValueError, match="do not end a round"):
-        unbiased_fraction(plan, [True] * 3, [True] * 3, stopped_by_rule=False)
+        rao_blackwell(plan, [True] * 3, [True] * 3, stopped_by_rule=False)
+
+
+def test_the_spread_rule_runs_cases_in_proportion_to_their_spread() -> None:
+    """Under a target of 10, a case that always passed stops where its spread (shrunk by the
+    prior) allows, a mixed one goes on: the calls go to the cases whose runs disagree."""
+    plan = Plan(rule="spread", step=1, max_repeats=30)
+    assert spread(plan, 3, 3, 3) == pytest.approx(0.246, abs=1e-3)
+    assert spread(plan, 1, 1, 2) == pytest.approx(0.707, abs=1e-3)
+    assert continues(plan, 3, 3, 3, 1, 10.0) is False  # 3 runs >= 10 x 0.25
+    assert continues(plan, 2, 1, 3, 1, 10.0) is True  # mixed: 10 x 0.62 = 6.2 runs
+    assert continues(plan, 5, 3, 7, 1, 10.0) is False  # ... until it has them
+    assert continues(plan, 3, 3, 3, 0, 10.0) is True  # round 1 is uniform: every case runs
+    assert continues(plan, 1, 1, 30, 5, 1e6) is False  # max_repeats
 
 
 def test_auto_counts_an_errored_run_as_not_passed_also_in_round_0(tmp_path: Path) -> None:
@@ -140,6 +177,6 @@ def test_auto_counts_an_errored_run_as_not_passed_also_in_round_0(tmp_path: Path
         report.meta = report.meta.model_copy(update={"auto": AutoRecord(plan=plan)})
         reports.append(report)
     c = compare(reports[0], reports[1], Policy())
-    flow = unbiased_fraction(plan, [True, False], [True, True], stopped_by_rule=False)
+    flow = rao_blackwell(plan, [True, False], [True, True], stopped_by_rule=False).mean
     assert c.base_pass_rate == pytest.approx(100 * (flow + 1) / 2) == pytest.approx(75.0)
     assert c.delta_points == pytest.approx(25.0)

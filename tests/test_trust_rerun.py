@@ -95,10 +95,10 @@ def test_the_action_input_no_cache() -> None:
 
 def test_auto_rounds_replay_from_the_cache(tmp_path: Path, coin_server: ModelServer) -> None:
     """Under repeats: auto, run k of a case is its own cached answer: a rerun of the same PR
-    asks nothing again, rounds included, and reaches the same reports."""
-    # a tiny alpha keeps the interval wide, so the rounds never stop early as "clear" by chance
-    # (with alpha 0.05 a coin's 20 cases look clear after round 0 about one run in ten)
-    repo = _repo(tmp_path / "repo", coin_server, repeats="auto", alpha=0.0001)
+    asks nothing again, rounds included, and reaches the same reports. (A coin's 20 cases
+    cannot reach the design's precision: the rounds end when every case has `max_repeats`
+    runs, within the call budget, so the rerun's rounds, all from the cache, end there too.)"""
+    repo = _repo(tmp_path / "repo", coin_server, repeats="auto", max_repeats=8)
     env = {"COIN_KEY": "k"}
     first = gate("check", "--base", "HEAD~1", cwd=repo, env=env)
     assert first.returncode in (0, 1), first.stderr
@@ -111,3 +111,38 @@ def test_auto_rounds_replay_from_the_cache(tmp_path: Path, coin_server: ModelSer
     assert coin_server.requests == calls  # every attempt, appended ones too, from the cache
     assert _runs(repo) == report  # the same answers, run by run
     assert again.returncode == first.returncode
+
+
+def _auto(repo: Path) -> tuple[dict, dict[str, int]]:
+    """The head report's `auto` record and each base case's runs."""
+    head = (repo / "reports/coin/head.jsonl").read_text().splitlines()
+    base = (repo / "reports/coin/base.jsonl").read_text().splitlines()[1:]
+    return json.loads(head[0])["auto"], {r["id"]: r["repeats"] for r in map(json.loads, base)}
+
+
+def test_cached_base_runs_cost_nothing_and_narrow_the_interval(
+    tmp_path: Path, coin_server: ModelServer
+) -> None:
+    """The call budget counts paid calls only. A first PR samples the base (as main's push or an
+    earlier PR would) and stops at its budget; a second PR on the same base gets every one of
+    those base runs from the response cache for free: the model server is asked only for the
+    head's runs and the base's runs beyond the cached ones, the same budget buys more runs per
+    case, and the drop test's standard error is smaller."""
+    repo = _repo(tmp_path / "repo", coin_server, repeats="auto", max_calls_per_case=4)
+    env = {"COIN_KEY": "k", "GATE_CACHE_DIR": str(tmp_path / "cache")}
+    first = gate("check", "--base", "HEAD~1", cwd=repo, env=env)
+    assert first.returncode in (0, 1), first.stderr
+    auto, base_runs = _auto(repo)
+    assert auto["stop"] == "budget" and auto["paid_calls"] == coin_server.requests <= 2 * 4 * 20
+    asked = coin_server.requests
+    (repo / "prompts/ask.j2").write_text("Question: {{ q }}\n")  # another PR, the same base
+    commit(repo, "a second PR on the same base")
+    second = gate("check", "--base", "HEAD~2", cwd=repo, env=env)
+    assert second.returncode in (0, 1), second.stderr
+    again, more_base = _auto(repo)
+    head_runs = again["calls"]
+    fresh_base = sum(max(0, n - base_runs.get(i, 0)) for i, n in more_base.items())
+    assert coin_server.requests - asked == head_runs + fresh_base  # cached base runs: free
+    assert again["paid_calls"] == head_runs + fresh_base <= 2 * 4 * 20
+    assert sum(more_base.values()) > sum(base_runs.values())  # the budget bought more runs
+    assert again["looks"][-1]["se_points"] < auto["looks"][-1]["se_points"]

@@ -21,8 +21,9 @@ def add_parser(sub: Any) -> None:
             "summary, outputs and annotations. Configured only through GITHUB_* variables and "
             "the action inputs (INPUT_*); use `gate check` on your machine. INPUT_MODE=shard "
             "(with INPUT_SHARD=I/N) runs one shard of both sides for a matrix job; "
-            "INPUT_MODE=finish merges the shards, compares and comments. Exit 0 pass, skipped "
-            "or partial, 1 fail, 3 error, 2 bad configuration."
+            "INPUT_MODE=finish merges the shards, compares and comments. Exit 0 pass, skipped, "
+            "inconclusive or partial, 1 fail (or inconclusive under `inconclusive: block`), "
+            "3 error, 2 bad configuration."
         ),
     )
     p.set_defaults(handler=handle)

@@ -24,8 +24,8 @@ def add_parser(sub: Any) -> None:
         description=(
             "Compare the working tree (uncommitted changes included) with a base branch, the "
             "way the GitHub Action compares a pull request with its base, and print the PR "
-            "comment. Nothing is fetched or posted. Exit 0 pass or skipped, 1 fail, 3 error, "
-            "2 bad input."
+            "comment. Nothing is fetched or posted. Exit 0 pass, skipped or inconclusive, 1 "
+            "fail (or inconclusive under `inconclusive: block`), 3 error, 2 bad input."
         ),
     )
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from gate.commands.output import terminal_default, use_colour
-from gate.compare.models import EXIT_CODES
 from gate.compare.pairing import compare
 from gate.inputs.config import load_config
 from gate.inputs.policy import Policy, parse_severities, policy_value
@@ -36,7 +35,8 @@ def add_parser(sub: Any) -> None:
         help="compare a base and a head report: verdict, regressions, statistics",
         description=(
             "Pair the cases of two reports by id and decide the verdict. "
-            "Exit 0 pass, 1 fail, 3 error, 2 bad input."
+            "Exit 0 pass or inconclusive, 1 fail (or inconclusive under `inconclusive: block`), "
+            "3 error, 2 bad input."
         ),
     )
     p.add_argument("base", metavar="BASE.jsonl", help="report of the base side (`gate run`)")
@@ -124,4 +124,4 @@ def handle(args: argparse.Namespace) -> int:
         print(f"{comparison.verdict}: {Path(args.out)}", file=sys.stderr)
     else:
         sys.stdout.write(rendered)
-    return EXIT_CODES[comparison.verdict]
+    return comparison.exit_code

@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 SideName = Literal["base", "head"]
 BudgetMetric = Literal["cost", "tokens", "latency_p95"]
+# what resolves a suite that cannot enforce its threshold: `fixed`, the threshold rule alone
+# (fixed repeats); `tested`, the drop test at fixed repeats; `budget`, repeats: auto's rounds
+Advice = Literal["fixed", "tested", "budget"]
 
 
 class FindingBase(BaseModel):
@@ -36,6 +39,12 @@ class PassFinding(FindingBase):
     """A rule that held."""
 
     outcome: Literal["pass"] = "pass"
+
+
+class InconclusiveFinding(FindingBase):
+    """A rule that could not decide: the verdict is inconclusive (blocking or not by policy)."""
+
+    outcome: Literal["inconclusive"] = "inconclusive"
 
 
 class NoteFinding(FindingBase):

@@ -14,14 +14,28 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
+from gate.compare.error_findings import (
+    BaseUnreadable,
+    BlockingError,
+    ErrorRate,
+    NoBaseResults,
+    NoHeadResults,
+    NothingCompared,
+    ShardsIncomplete,
+    ShardsMissing,
+    ShardsStale,
+    ShardsUnmerged,
+    SideFailed,
+)
+from gate.compare.error_findings import ShardFile as ShardFile  # a field's model, for readers
 from gate.compare.finding_base import (
+    Advice,
     BudgetMetric,
-    ErrorFinding,
     FailFinding,
     FindingBase,
+    InconclusiveFinding,
     NoteFinding,
     PassFinding,
-    SideName,
 )
 from gate.compare.instrument_findings import (
     AnswersReplayed,
@@ -42,130 +56,48 @@ from gate.compare.instrument_findings import (
     WatchNarrowed,
 )
 
-# --- errors: the comparison cannot be trusted ---------------------------------------------
-
-
-class NoHeadResults(ErrorFinding):
-    kind: Literal["no_head_results"] = "no_head_results"
-
-
-class ErrorRate(ErrorFinding):
-    """More of a side's cases ended in an error than `max_error_rate` allows."""
-
-    kind: Literal["error_rate"] = "error_rate"
-    side: SideName
-    errors: int
-    cases: int
-    rate_pct: float
-    limit_pct: float
-
-
-class BlockingError(ErrorFinding):
-    """Cases of a blocking severity ended in an error on a side."""
-
-    kind: Literal["blocking_error"] = "blocking_error"
-    side: SideName
-    ids: list[str]
-
-
-class NothingCompared(ErrorFinding):
-    """There is a baseline, but no case ran on both sides."""
-
-    kind: Literal["nothing_compared"] = "nothing_compared"
-    base_cases: int
-    head_cases: int
-
-
-class SideFailed(ErrorFinding):
-    """A side's `gate run` (of one shard, in the sharded mode) ended without a report."""
-
-    kind: Literal["side_failed"] = "side_failed"
-    side: SideName
-    shard: str | None = Field(None, description="I/N in the sharded mode")
-    exit_code: int | None = Field(None, description="None: the run never came to an end")
-    error: str | None = Field(None, description="the run's last error line")
-
-
-class BaseUnreadable(ErrorFinding):
-    """The base's gate.yml or case files cannot be read: nothing measures the PR (the head's
-    instrument never takes the base's place)."""
-
-    kind: Literal["base_unreadable"] = "base_unreadable"
-    problem: str
-
-
-class NoBaseResults(ErrorFinding):
-    """The base side could not run: without its results nothing is compared, never a pass."""
-
-    kind: Literal["no_base_results"] = "no_base_results"
-
-
-class ShardsMissing(ErrorFinding):
-    """`mode: finish` found no shard report of the suite."""
-
-    kind: Literal["shards_missing"] = "shards_missing"
-    suite: str
-    folder: str
-
-
-class ShardFile(BaseModel):
-    shard: str
-    path: str
-
-
-class ShardsStale(ErrorFinding):
-    """Shard reports of other commits than the ones this job compares."""
-
-    kind: Literal["shards_stale"] = "shards_stale"
-    base_sha: str
-    head_sha: str
-    stale: list[ShardFile]
-
-
-class ShardsIncomplete(ErrorFinding):
-    """A shard is missing or there twice (`problem`: which, as the merge check says)."""
-
-    kind: Literal["shards_incomplete"] = "shards_incomplete"
-    problem: str
-
-
-class ShardsUnmerged(ErrorFinding):
-    """A side's shard reports do not merge into one report."""
-
-    kind: Literal["shards_unmerged"] = "shards_unmerged"
-    side: SideName
-    problem: str
-
-
 # --- the threshold rule ------------------------------------------------------------------
 
 
 class Drop(FailFinding):
-    """The pass rate dropped by more than the threshold."""
+    """The pass rate dropped by more than the threshold; where the drop test decides
+    (`repeats: auto`, `require_significance`), the drop is also significant against no change
+    at the suite's share of the PR's false-block rate (its numbers are set)."""
 
     kind: Literal["drop"] = "drop"
     drop_points: float
     threshold: float
+    p_value: float | None = Field(
+        None,
+        description="the drop test's, one-sided (None: fixed repeats, the test did not decide)",
+    )
+    bar: float | None = Field(
+        None, description="the p-value it had to reach (its look's, if sequential)"
+    )
+    level: float | None = Field(None, description="the suite's share of the PR's false-block rate")
+    method: str | None = Field(None, description="the drop test (gate.compare.droptest.METHODS)")
 
 
-class SignificantDrop(FailFinding):
-    """With `require_significance`: a drop beyond the threshold that is also significant."""
+class Inconclusive(InconclusiveFinding):
+    """The threshold rule could not decide: a drop past the threshold that is not significant
+    (`not_significant`), or repeats: auto spent its budget with the interval still reaching
+    past −threshold (`budget`). `more_runs` runs per side of the `cases` cases whose runs
+    disagree would decide it if the estimate stayed where it is (None: more runs of these
+    cases cannot)."""
 
-    kind: Literal["significant_drop"] = "significant_drop"
-    drop_points: float
+    kind: Literal["inconclusive"] = "inconclusive"
+    why: Literal["not_significant", "budget"]
+    delta_points: float
     threshold: float
-    p_value: float
-    alpha: float
-
-
-class InsignificantDrop(NoteFinding):
-    """With `require_significance`: a drop beyond the threshold that is not significant."""
-
-    kind: Literal["insignificant_drop"] = "insignificant_drop"
-    drop_points: float
-    threshold: float
+    ci_low_points: float | None
+    ci_high_points: float | None
+    confidence: float
     p_value: float | None
-    alpha: float
+    bar: float | None
+    level: float
+    more_runs: int | None = None
+    cases: int | None = None
+    single_runs: bool = Field(False, description="one run per case: no case's noise is known")
 
 
 class WithinThreshold(PassFinding):
@@ -286,9 +218,14 @@ class NotEnforced(NoteFinding):
 class _Resolution(NoteFinding):
     cases: int
     case_weight_points: float = Field(description="what one case moves the pass rate")
-    mde_points: float = Field(description="the smallest drop caught with 80% power")
+    detectable_points: float = Field(description="the drop caught 9 times in 10")
     threshold: float
-    alpha: float
+    level: float = Field(description="the drop test's level (the suite's share)")
+    se_points: float | None = Field(None, description="the delta's standard error")
+    noise_blocks: float | None = Field(
+        None, description="the chance that noise alone takes a no-op PR past the threshold"
+    )
+    advice: Advice = Field("tested", description="what resolves it (see the sentence)")
 
 
 class CoarseSuite(_Resolution):
@@ -298,7 +235,9 @@ class CoarseSuite(_Resolution):
 
 
 class Underpowered(_Resolution):
-    """The threshold is below the smallest drop the suite catches with 80% power."""
+    """The suite cannot enforce the threshold as the gate applies it: with the threshold rule
+    alone, noise crosses it in more no-op PRs than `false_block_rate`; where the drop test
+    decides, the drop it catches 9 times in 10 is more than 1.5 times the threshold."""
 
     kind: Literal["underpowered"] = "underpowered"
 
@@ -367,8 +306,7 @@ Finding = Annotated[
     | ShardsIncomplete
     | ShardsUnmerged
     | Drop
-    | SignificantDrop
-    | InsignificantDrop
+    | Inconclusive
     | WithinThreshold
     | NoBaseline
     | Blockers

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
-from gate.compare.findings import SideName
+from gate.compare.finding_base import SideName
 from gate.compare.models import CaseChange
 from gate.inputs.policy import SEVERITY_ORDER
 

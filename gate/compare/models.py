@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gate.compare.droptest import DropTest
 from gate.compare.findings import Finding, Skipped
 from gate.compare.metrics import MetricRate
 from gate.compare.power import Power
@@ -19,8 +20,20 @@ from gate.compare.system import SystemDiff
 from gate.inputs.policy import Policy
 from gate.report.models import CheckResult, RunMeta, Status
 
-Verdict = Literal["pass", "fail", "error", "skipped"]
-EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "fail": 1, "error": 3}
+Verdict = Literal["pass", "fail", "inconclusive", "error", "skipped"]
+# inconclusive exits 0 here, 1 where the policy's `inconclusive: block` makes it block
+EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "inconclusive": 0, "fail": 1, "error": 3}
+BLOCKING_INCONCLUSIVE = 1
+# the combined verdict of several suites is the first of these that any of them has
+VERDICT_ORDER: tuple[Verdict, ...] = ("error", "fail", "inconclusive", "pass", "skipped")
+
+
+def exit_code_of(verdict: str, policy: Policy) -> int:
+    """The exit code of a verdict under a policy: inconclusive blocks only if it says so."""
+    if verdict == "inconclusive" and policy.inconclusive == "block":
+        return BLOCKING_INCONCLUSIVE
+    return EXIT_CODES[verdict]
+
 
 EXCERPT_CHARS = 2000
 
@@ -167,6 +180,9 @@ class Comparison(BaseModel):
     significant: bool = False
     statistics: Significance | None = None
     power: Power | None = Field(None, description="what the suite can resolve")
+    drop_test: DropTest | None = Field(
+        None, description="the drop against no change, at the suite's share of false_block_rate"
+    )
     tasks: list[TaskDelta] = Field(default_factory=list)
     metrics: list[MetricRate] = Field(
         default_factory=list, description="promptfoo's metric names, pass rates base vs head"
@@ -187,7 +203,7 @@ class Comparison(BaseModel):
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
+        return exit_code_of(self.verdict, self.policy)
 
     def case_list(self, ids: Iterable[str]) -> list[CaseChange]:
         return [self.cases[i] for i in ids]

@@ -12,16 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 from gate.compare.budgets import budget_findings
-from gate.compare.estimates import pair_fractions, plain_fraction
+from gate.compare.droptest import DropTest, fixed_test, interval, sequential_test, to_decide
+from gate.compare.estimates import (
+    DeltaEstimate,
+    Moments,
+    delta_estimate,
+    pair_moments,
+    plain_fraction,
+)
 from gate.compare.findings import Finding, OtherSuite, Unpaired
 from gate.compare.lists import sort_into_lists
 from gate.compare.metrics import metric_rates
 from gate.compare.models import EXCERPT_CHARS, CaseChange, Comparison, SideCase
 from gate.compare.power import resolution
 from gate.compare.rubric import compare_rubric
-from gate.compare.stats import PairedCounts, paired_counts, significance
+from gate.compare.stats import PairedCounts, Significance, paired_counts, significance
 from gate.compare.totals import Estimates, points, task_deltas, totals, usage
-from gate.compare.verdict import decide, resolution_findings
+from gate.compare.verdict import ThresholdCase, decide, resolution_findings, threshold_findings
 from gate.inputs.policy import Policy
 from gate.report.models import (
     CaseResult,
@@ -31,6 +38,7 @@ from gate.report.models import (
     rate,
 )
 from gate.report.output import readable_output
+from gate.report.plan import AutoRecord
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
@@ -116,10 +124,68 @@ def _report_findings(base: Report, head: Report, added: int, removed: int) -> li
     return found
 
 
-def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
+def drop_test_decides(auto: AutoRecord | None, policy: Policy) -> bool:
+    """Whether the drop test decides the threshold rule: under `repeats: auto` (the gate chose
+    the runs, so it controls the error) or with `require_significance`; with fixed repeats
+    otherwise a drop past the threshold fails on its own (the SPEC's rule)."""
+    return auto is not None or policy.require_significance
+
+
+def _drop_test(
+    auto: AutoRecord | None,
+    estimate: DeltaEstimate | None,
+    table: PairedCounts,
+    threshold: float,
+    level: float,
+) -> DropTest:
+    """The rounds' looks when `repeats: auto` recorded them, else one look of the estimate."""
+    if auto is not None and auto.looks:
+        return sequential_test(auto.looks, threshold, level)
+    return fixed_test(estimate, table, threshold, level)
+
+
+def _threshold_rule(
+    auto: AutoRecord | None,
+    moments: list[tuple[Moments, Moments]] | None,
+    table: PairedCounts,
+    delta: float | None,
+    stats: Significance,
+    policy: Policy,
+    level: float,
+) -> tuple[list[Finding], DropTest | None, DeltaEstimate | None]:
+    """The threshold rule's findings, the drop test and the estimate it tested."""
+    estimate = delta_estimate(moments) if moments else None
+    if delta is None:
+        return [], None, estimate
+    tested = drop_test_decides(auto, policy)
+    drop = _drop_test(auto, estimate, table, policy.threshold, level)
+    if not tested:
+        drop = drop.model_copy(update={"decides": False})
+    low, high = (
+        interval(estimate, stats.confidence)
+        if estimate is not None
+        else (stats.ci_low_points, stats.ci_high_points)
+    )
+    case = ThresholdCase(
+        delta=delta,
+        drop=drop,
+        interval=(low, high, stats.confidence),
+        tested=tested,
+        undecided=auto is not None and auto.stop in ("budget", "settled"),
+        to_decide=to_decide(moments, estimate, policy.threshold, (drop.bar, policy.alpha)),
+        single_runs=estimate is None,
+    )
+    return threshold_findings(case, policy), drop, estimate
+
+
+def compare(
+    base: Report | None, head: Report, policy: Policy, level: float | None = None
+) -> Comparison:
     """Pair the head's cases with the base's by id and decide the verdict. `base` None: the
     suite is new, there is no baseline, and the head is judged on its own (its blocking cases
-    and errors); otherwise a comparison that paired no case is an error, never a pass."""
+    and errors); otherwise a comparison that paired no case is an error, never a pass.
+    `level`: the drop test's (the suite's share of the PR's false-block rate; default: the
+    share `repeats: auto` recorded, else the whole `false_block_rate`)."""
     baseline = base is not None
     if base is None:
         base = Report(meta=RunMeta(label="base", suite=head.meta.suite), results=[], path=head.path)
@@ -132,10 +198,14 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
     removed = [r for r in base.results if r.id not in head_ids]
 
     auto = head.meta.auto or base.meta.auto  # None: the repeats were fixed
-    plan = auto.plan if auto else None
-    repeated = plan is not None or any(r.repeats > 1 for b, h in pairs for r in (b, h))
+    if level is None:
+        level = auto.level if auto and auto.level else policy.false_block_rate
+    repeated = auto is not None or any(r.repeats > 1 for b, h in pairs for r in (b, h))
+    moments = [pair_moments(auto, b, h) for b, h in pairs] if repeated else None
     estimates: Estimates | None = (
-        {h.id: pair_fractions(plan, b, h) for b, h in pairs} if repeated else None
+        {h.id: (mb.mean, mh.mean) for (_, h), (mb, mh) in zip(pairs, moments, strict=True)}
+        if moments is not None
+        else None
     )
     changed = [
         case_change(b, h, policy, estimates[h.id] if estimates else None)
@@ -163,20 +233,34 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         if fractions
         else [float(h.passed) - float(b.passed) for b, h in pairs]
     )
+    rule, drop, estimate = _threshold_rule(auto, moments, table, delta, stats, policy, level)
     runs = sum(b.repeats + h.repeats for b, h in pairs) / (2 * len(pairs)) if pairs else 0.0
-    power = resolution(diffs, policy.alpha, runs)
+    power = resolution(
+        estimate,
+        diffs,
+        runs_per_case=runs,
+        threshold=policy.threshold,
+        level=level,
+        design_points=policy.detect_points if auto is not None else None,
+    )
     base_totals = totals(base.results, base.meta.repeats)
     head_totals = totals(head.results, head.meta.repeats)
     base_usage, head_usage = usage(b for b, _ in pairs), usage(h for _, h in pairs)
     budgets = budget_findings(base_usage, head_usage, policy.budgets) if pairs else []
     verdict, findings = decide(
-        base_totals, head_totals, delta, stats, lists, changes, policy, budgets, baseline=baseline
+        base_totals, head_totals, delta, rule, lists, changes, policy, budgets, baseline=baseline
     )
     if baseline:
         findings += _report_findings(base, head, len(added), len(removed))
     return Comparison(
         verdict=verdict,
-        findings=findings + resolution_findings(power, policy),
+        findings=findings
+        + resolution_findings(
+            power,
+            policy,
+            tested=drop_test_decides(auto, policy),
+            stop=auto.stop if auto else None,
+        ),
         suite=head.meta.suite or base.meta.suite or "default",
         policy=policy,
         base_pass_rate=base_rate,
@@ -189,6 +273,7 @@ def compare(base: Report | None, head: Report, policy: Policy) -> Comparison:
         significant=stats.significant,
         statistics=stats,
         power=power,
+        drop_test=drop,
         tasks=task_deltas(pairs, [*added, *(h for _, h in by_pr)], removed, lists, estimates),
         metrics=metric_rates(pairs),
         base=base_totals,

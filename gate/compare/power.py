@@ -1,31 +1,33 @@
-"""What a suite can resolve: one case's weight, and the smallest drop it would catch.
+"""What a comparison can resolve: one case's weight, and the drop it catches 9 times in 10.
 
-Pure. The power analysis of Evan Miller, "Adding Error Bars to Evals" (2024), section
-"Power analysis", for the paired design: with n paired cases whose per-case differences
-(head − base, in pass fraction) have variance s², the mean difference has standard error
-s / √n, and a two-sided test at level α detects a true change of
-
-    MDE = (z(1 − α/2) + z(power)) · s / √n
-
-with probability `power` (80% here). `s` is the observed spread of the per-case differences,
-so it reflects n, the repeats (more runs per case shrink each case's noise) and the observed
-discordance (cases that differ between the sides). A suite with no discordance at all has
-s = 0, which would claim infinite resolution; s is therefore never taken below the spread of
-one flipped case (s² = 1/n; this also applies to a few small moves of fractions), and the MDE
-is never below one case's weight (100 / n points): no drop smaller than one case can be seen
-at all.
+Pure. The fail rule blocks a drop when the estimate is past −threshold and the drop test
+rejects "no change" at the suite's level (its share of the PR's false-block rate). At
+standard error se a true drop of D points is caught with probability Φ((D − bar) / se), where
+bar = max(threshold, z(1 − level) · se), so the drop caught 9 times in 10 is bar + z(0.9) · se
+(`gate.compare.sequential.detectable`; the power analysis of Evan Miller, "Adding Error Bars
+to Evals", 2024, for this rule). se is the comparison's own standard error (the noise of its
+runs, `gate.compare.estimates`); with one run per case, whose noise cannot be told from the
+cases' differences, it is the case-level standard error of the per-case differences. It is
+never taken below one flipped case (so a suite with no discordance is not claimed to resolve
+everything), and nothing below one case's weight (100 / n points) can be seen at all. Under
+`repeats: auto` the rounds aimed at the precision that catches `design_points` (the policy's
+`detect`) within the budget; the advice says what they reached.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 
 from pydantic import BaseModel, ConfigDict
 
-POWER = 0.8
-METHOD = 'power analysis of Miller, "Adding Error Bars to Evals" (2024), paired differences'
+from gate.compare.estimates import DeltaEstimate
+from gate.compare.sequential import POWER, detectable
+
+METHOD = (
+    'power analysis (Miller, "Adding Error Bars to Evals", 2024) of the fail rule: the estimate '
+    "past −threshold and the one-sided drop test at the suite's level"
+)
 
 
 class Power(BaseModel):
@@ -35,41 +37,47 @@ class Power(BaseModel):
 
     n: int
     runs_per_case: float
-    alpha: float
+    level: float
     power: float = POWER
     case_weight_points: float
-    sd_points: float
-    discordant: int
-    mde_points: float
+    se_points: float
+    detectable_points: float
+    design_points: float | None = None
     method: str = METHOD
 
 
-def mde_points(n: int, sd: float, alpha: float, power: float = POWER) -> float:
-    """Smallest true change (points) detected with probability `power` at two-sided `alpha`."""
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
-    return 100.0 * z * sd / math.sqrt(n)
+def case_level_se(diffs: Sequence[float]) -> float:
+    """The standard error (points) of the mean of `diffs` (per-case head − base fractions),
+    its spread floored at one flipped case's (s² = 1/n)."""
+    n = len(diffs)
+    mean = sum(diffs) / n
+    variance = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+    return 100.0 * math.sqrt(max(variance, 1.0 / n) / n)
 
 
 def resolution(
-    diffs: Sequence[float], alpha: float, runs_per_case: float, power: float = POWER
+    estimate: DeltaEstimate | None,
+    diffs: Sequence[float],
+    *,
+    runs_per_case: float,
+    threshold: float,
+    level: float,
+    design_points: float | None = None,
 ) -> Power | None:
-    """The power line of a comparison of `diffs` (per-case head − base pass fractions)."""
+    """The power line of a comparison: `estimate` when its runs measure their own noise,
+    else the case-level error of `diffs`."""
     n = len(diffs)
     if n < 2:
         return None
-    mean = sum(diffs) / n
-    variance = sum((d - mean) ** 2 for d in diffs) / (n - 1)
-    discordant = sum(1 for d in diffs if d != 0)
-    floor = 1.0 / n  # the variance of n - 1 zeros and one flip: ((n - 1) / n) / (n - 1)
-    sd = math.sqrt(max(variance, floor))
+    floor = 100.0 / n if estimate is None else 0.0
+    se = estimate.se_points if estimate is not None else case_level_se(diffs)
     weight = 100.0 / n
     return Power(
         n=n,
         runs_per_case=round(runs_per_case, 3),
-        alpha=alpha,
-        power=power,
+        level=level,
         case_weight_points=weight,
-        sd_points=100.0 * sd,
-        discordant=discordant,
-        mde_points=max(mde_points(n, sd, alpha, power), weight),
+        se_points=se,
+        detectable_points=max(detectable(se, threshold, level), weight, floor),
+        design_points=design_points,
     )

@@ -152,6 +152,15 @@ def mcnemar_exact(regressed: int, fixed: int) -> float:
     return min(1.0, 2 * _binomial_half_cdf(min(regressed, fixed), total))
 
 
+def mcnemar_drop(regressed: int, fixed: int) -> float:
+    """One-sided exact McNemar p-value against "no change" for a drop: the chance of at least
+    `regressed` regressions among the discordant pairs if each were a coin flip."""
+    total = regressed + fixed
+    if total == 0:
+        return 1.0
+    return _binomial_half_cdf(total - regressed, total)  # P(X >= b) = P(X <= n - b) at 1/2
+
+
 def mcnemar_mid_p(regressed: int, fixed: int) -> float:
     """The mid-p version: the exact p-value minus the probability of the observed table."""
     total = regressed + fixed

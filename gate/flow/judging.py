@@ -6,14 +6,16 @@ with its reason; a head whose configuration is broken is the user's to fix (exit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gate.compare.droptest import split_levels
 from gate.compare.findings import Finding, NoBaseResults, SideFailed
 from gate.compare.models import Comparison
 from gate.compare.pairing import compare
 from gate.errors import InputError
+from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.sides import SideStatus
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
@@ -58,11 +60,13 @@ def judge(
     *,
     baseline: bool = True,
     findings: Sequence[Finding] = (),
+    level: float | None = None,
 ) -> Comparison:
     """The suite's comparison; `baseline` False: a new suite, the head judged alone.
     `findings` are the flow's own notes (e.g. what the head's policy would change), then come
-    the instrument's changes and what the head's instrument would say. An instrument change
-    that fails (a head replaying recorded answers) fails a comparison that would pass."""
+    the instrument's changes and what the head's instrument would say; `level` the drop
+    test's (the suite's share of the PR's false-block rate). An instrument change that fails
+    (a head replaying recorded answers) fails a comparison that would pass or be inconclusive."""
     if run.problem is not None:
         return Comparison(verdict="error", findings=[run.problem, NoBaseResults()], suite=suite)
     failed = failed_comparison(run.statuses, suite)
@@ -70,15 +74,55 @@ def judge(
         return failed
     head = read_report(run.reports["head"], fold_attempts=True)
     base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
-    comparison = compare(base, head, policy)
+    comparison = compare(base, head, policy, level)
     own = [run.head_instrument] if run.head_instrument is not None else []
     extra: list[Finding] = [*findings, *run.instrument, *own]
     failing = [f for f in extra if f.outcome == "fail"]
     rest = [f for f in extra if f.outcome != "fail"]
     if not failing:
         return comparison.model_copy(update={"findings": [*comparison.findings, *extra]})
-    if comparison.verdict == "pass":  # what passed it measured nothing (the PR's own answers)
+    if comparison.verdict in ("pass", "inconclusive"):  # it measured the PR's own answers
         held = [f for f in comparison.findings if f.outcome == "note"]
         update = {"verdict": "fail", "findings": [*failing, *held, *rest]}
         return comparison.model_copy(update=update)
     return comparison.model_copy(update={"findings": [*comparison.findings, *failing, *rest]})
+
+
+Judged = tuple[Comparison, SuiteRun]
+
+
+def judge_planned(
+    plan: FlowPlan, suite: SuitePlan, run: SuiteRun, level: float | None = None
+) -> Comparison:
+    """A suite of the flow judged by the flow's policy, at `level` (default: its first share
+    of the PR's false-block rate; Holm's steps, `split_false_blocks`, may raise it)."""
+    return judge(
+        run,
+        suite.name,
+        plan.policy,
+        baseline=suite.baseline,
+        findings=plan.notes,
+        level=plan.drop_level if level is None else level,
+    )
+
+
+def split_false_blocks(plan: FlowPlan, judged: Mapping[str, Judged]) -> dict[str, Judged]:
+    """Holm's procedure over the flow's compared suites (`gate.compare.sequential.holm`): a
+    suite whose drop test rejects only at a later step's larger share is judged again at it.
+    A compared suite without a drop test (an error, nothing paired) counts but never rejects,
+    so the PR's false-block rate holds whatever happened to the others."""
+    compared = [s for s in plan.compared if s.name in judged]
+    tests = [(judged[s.name][0].drop_test, judged[s.name][0].delta_points) for s in compared]
+    missing = len(plan.compared) - len(compared)  # counted, never rejecting
+    levels = split_levels(
+        [*tests, *[(None, None)] * missing], plan.policy.false_block_rate, plan.policy.threshold
+    )
+    result = dict(judged)
+    for index, level in levels.items():
+        if index >= len(compared):
+            continue
+        suite = compared[index]
+        comparison, run = judged[suite.name]
+        if level > plan.drop_level and comparison.verdict != "fail" and run.reports:
+            result[suite.name] = (judge_planned(plan, suite, run, level), run)
+    return result

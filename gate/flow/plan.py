@@ -80,6 +80,18 @@ class FlowPlan:
     def runnable(self) -> list[SuitePlan]:
         return [s for s in self.suites if s.runs]
 
+    @property
+    def compared(self) -> list[SuitePlan]:
+        """The suites whose drop test counts against the PR's false-block rate: the ones
+        that run and have a baseline."""
+        return [s for s in self.runnable if s.baseline]
+
+    @property
+    def drop_level(self) -> float:
+        """Each suite's share of the PR's false-block rate before Holm's steps (Bonferroni):
+        what `repeats: auto` spends over its looks."""
+        return self.policy.false_block_rate / max(1, len(self.compared))
+
 
 def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config

@@ -28,10 +28,10 @@ from typing import Any, TextIO, TypeVar
 
 from gate.compare.acceptance import accept
 from gate.compare.findings import SuiteRemoved
-from gate.compare.models import EXIT_CODES, Comparison, skipped_comparison
+from gate.compare.models import VERDICT_ORDER, Comparison, exit_code_of, skipped_comparison
 from gate.flow.git import GitRepo
 from gate.flow.instrument import SuiteInstrument, suite_instrument
-from gate.flow.judging import SuiteRun, judge
+from gate.flow.judging import Judged, SuiteRun, judge_planned, split_false_blocks
 from gate.flow.plan import FlowPlan, SuitePlan, cache_dir, plan_flow
 from gate.flow.rejudge import head_instrument, run_rejudge
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
@@ -41,8 +41,6 @@ from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
 from gate.render import RenderContext, render_comment, render_summary
-
-VERDICT_ORDER = ("error", "fail", "pass", "skipped")
 
 
 @dataclass(frozen=True)
@@ -75,13 +73,16 @@ def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> str:
 
 
 def exit_code(outcomes: Sequence[SuiteOutcome]) -> int:
-    return EXIT_CODES[combined_verdict(outcomes)]
+    """The combined verdict's exit code under the flow's policy (an inconclusive suite blocks
+    only with `inconclusive: block`)."""
+    verdict = combined_verdict(outcomes)
+    policies = [o.comparison.policy for o in outcomes if o.comparison.verdict == verdict]
+    return exit_code_of(verdict, policies[0]) if policies else 0
 
 
 # --- the flow --------------------------------------------------------------------------------
 
 
-Judged = tuple[Comparison, dict[str, Path]]
 T = TypeVar("T")
 
 
@@ -180,7 +181,7 @@ def _run_suite(plan: FlowPlan, suite: SuitePlan, at: SuiteSetting) -> SuiteRun:
     if auto and not any(s.returncode for s in sides):
         from gate.flow.adaptive import spend
 
-        spend(plan, sides, at.env, inst.config)
+        spend(plan, sides, at.env)
     run = SuiteRun(
         tuple(s.status() for s in sides), {s.name: s.report for s in sides}, inst.changes
     )
@@ -200,13 +201,16 @@ def removed_comparison(plan: FlowPlan, suite: SuitePlan) -> Comparison:
 
 
 def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> list[SuiteOutcome]:
-    """Every suite's verdict, accepted when the PR carries the base's accept label, rendered
-    as its comment and job summary; skipped and removed ones too."""
+    """Every suite's verdict, after Holm's steps over the suites (`split_false_blocks`),
+    accepted when the PR carries the base's accept label, rendered as its comment and job
+    summary; skipped and removed ones too."""
     request, revisions = plan.request, plan.request.revisions
+    judged = split_false_blocks(plan, judged)
     result = []
     for suite in plan.suites:
         if suite.runs:
-            comparison, reports = judged[suite.name]
+            comparison, run = judged[suite.name]
+            reports = run.reports
             config = request.config.config.suite(suite.name)
             cases = case_globs(request.config, config, revisions.repo.root)
             comparison = with_system_diff(
@@ -233,8 +237,7 @@ def run_flow(plan: FlowPlan) -> list[SuiteOutcome]:
     """Run base and head of the suites that run, compare them by the plan's policy, render."""
 
     def judged(suite: SuitePlan, run: SuiteRun) -> Judged:
-        verdict = judge(run, suite.name, plan.policy, baseline=suite.baseline, findings=plan.notes)
-        return verdict, run.reports
+        return judge_planned(plan, suite, run), run
 
     return outcomes(plan, run_planned(plan, judged))
 

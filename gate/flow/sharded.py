@@ -26,11 +26,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gate import __version__
+from gate.compare.error_findings import ShardFile
 from gate.compare.findings import (
     Finding,
     HeadInstrumentUnknown,
     NoBaseResults,
-    ShardFile,
     ShardsIncomplete,
     ShardsMissing,
     ShardsStale,
@@ -40,10 +40,9 @@ from gate.compare.findings import (
 from gate.compare.models import Comparison
 from gate.errors import GateError, InputError
 from gate.flow.instrument import SuiteInstrument, suite_instrument
-from gate.flow.judging import SuiteRun, failed_comparison, judge
+from gate.flow.judging import Judged, SuiteRun, failed_comparison, judge_planned
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.pr import (
-    Judged,
     SuiteOutcome,
     outcomes,
     report_label,
@@ -64,6 +63,7 @@ from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
 
 RECORD_GLOB = "shard-*-of-*.json"
+NOTHING_RAN = SuiteRun((), {})  # a suite judged an error before its merged reports exist
 ShardVerdict = Literal["partial", "error", "skipped"]
 SHARD_VERDICT_ORDER: tuple[ShardVerdict, ...] = ("error", "partial", "skipped")
 
@@ -233,14 +233,14 @@ def _finish_suite(
     inst = suite_instrument(plan, planned, base_root)
     if inst.problem is not None:  # the base cannot measure: nothing ran
         cannot: list[Finding] = [inst.problem, NoBaseResults()]
-        return Comparison(verdict="error", findings=cannot, suite=suite), {}
+        return Comparison(verdict="error", findings=cannot, suite=suite), NOTHING_RAN
     problem = shard_problem(suite, found, plan.request.revisions, folder)
     if problem is not None:
-        return Comparison(verdict="error", findings=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), NOTHING_RAN
     statuses = tuple(s for _, r in found for s in r.sides)
     failed = failed_comparison(statuses, suite)
     if failed is not None:
-        return failed, {}
+        return failed, NOTHING_RAN
     out = plan.request.io.out_dir.resolve() / suite_folder(suite)
     print(
         f"[gate] suite {suite}: merging {len(found)} shards of base and head",
@@ -249,11 +249,10 @@ def _finish_suite(
     )
     problem = _merge_sides(found, statuses, out)
     if problem is not None:
-        return Comparison(verdict="error", findings=[problem], suite=suite), {}
+        return Comparison(verdict="error", findings=[problem], suite=suite), NOTHING_RAN
     reports = {side: out / f"{side}.jsonl" for side in SIDES}
     run = SuiteRun(statuses, reports, inst.changes, _head_instrument(plan, inst, found, out))
-    comparison = judge(run, suite, plan.policy, baseline=planned.baseline, findings=plan.notes)
-    return comparison, run.reports
+    return judge_planned(plan, planned, run), run
 
 
 def _head_instrument(

@@ -1,8 +1,9 @@
 """The GitHub Action: GitHub's environment in; comments, job summary, outputs, annotations
 and the exit code out (`gate action`, the container's entrypoint).
 
-Reads only the standard Actions environment (see `gate.github.inputs`). Exit 0 pass or skipped,
-1 fail (0 with `fail-on-regression: false`), 3 error, 2 bad configuration (one line).
+Reads only the standard Actions environment (see `gate.github.inputs`). Exit 0 pass, skipped or
+inconclusive, 1 fail or a blocking inconclusive (`inconclusive: block`; 0 with
+`fail-on-regression: false`), 3 error, 2 bad configuration (one line).
 `mode: shard` and `mode: finish` split the flow over matrix jobs (`gate.flow.sharded`); a shard job
 exits 0 when its shard ran (verdict `partial`) or was skipped, 3 when a side could not run.
 Everything written to stdout goes through the runner's command parser, so text we do not

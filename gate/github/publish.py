@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gate.compare.models import EXIT_CODES
-from gate.flow.pr import SuiteOutcome, combined_verdict, suite_folder
+from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, suite_folder
 from gate.flow.sharded import ShardOutcome, shard_summary, shard_verdict
 from gate.github import workflow_commands as workflow
 from gate.github.client import GitHubClient
@@ -209,8 +209,10 @@ def publish(
     for outcome in outcomes:
         reasons = "; ".join(words(outcome.comparison).reasons[:3])
         say(out, f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}")
-    code = EXIT_CODES[verdict]
-    if verdict == "fail" and not inputs.fail_on_regression:
-        say(out, workflow.warning("Eval Gate failed; not blocking (fail-on-regression: false)"))
+    code = exit_code(outcomes)
+    if code == EXIT_CODES["fail"] and not inputs.fail_on_regression:
+        say(
+            out, workflow.warning(f"Eval Gate: {verdict}; not blocking (fail-on-regression: false)")
+        )
         return 0
     return code

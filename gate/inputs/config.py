@@ -222,16 +222,7 @@ class GateConfig(PolicyKeys):
     repeats: Annotated[int, Field(ge=1, le=100)] | Literal["auto"] = Field(
         1,
         description="Runs per case and side; auto: the gate decides, in rounds, and stops when "
-        "the decision is clear (see max_repeats, max_calls)",
-    )
-    max_repeats: int = Field(
-        10, ge=3, le=100, description="repeats: auto: most runs of one case on one side"
-    )
-    max_calls: int | None = Field(
-        None,
-        ge=1,
-        description="repeats: auto: most calls of the system per side and suite, over the "
-        "cases both sides run (default 3.5 per case)",
+        "the drop test decides (see max_calls_per_case, max_cost_usd, max_repeats)",
     )
     concurrency: int = Field(8, ge=1, le=512)
     timeout_s: float = Field(120.0, gt=0, description="Per-case limit for one system call")

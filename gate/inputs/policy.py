@@ -47,10 +47,29 @@ class PolicyKeys(BaseModel):
         default_factory=lambda: list[Severity](["blocker"]),
         description="Severities whose failure on head blocks the PR",
     )
-    require_significance: bool = Field(
-        False, description="The threshold rule blocks only if the drop is also significant"
+    false_block_rate: float = Field(
+        0.02,
+        gt=0,
+        lt=1,
+        description="Where the drop test decides (repeats: auto, or require_significance): the "
+        "chance that a PR that changed nothing is blocked by the threshold rule, over all its "
+        "suites; a drop past the threshold blocks only when it is significant against no change "
+        "at its suite's share of this rate (Holm)",
     )
-    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level of that rule and the CI")
+    inconclusive: Literal["pass", "block"] = Field(
+        "pass",
+        description="What an inconclusive suite does: a drop past the threshold that is not "
+        "significant, or repeats: auto's budget spent before the suite was decided",
+    )
+    require_significance: bool = Field(
+        False,
+        description="Fixed repeats: a drop past the threshold blocks only when the drop test "
+        "rejects no change at the suite's share of false_block_rate (else inconclusive); "
+        "repeats: auto always asks the drop test",
+    )
+    alpha: float = Field(
+        0.05, gt=0, lt=1, description="Level of the confidence interval and the two-sided tests"
+    )
     max_error_rate: float = Field(
         5.0, ge=0, le=100, description="Percent of errors per side above which the verdict is error"
     )
@@ -70,6 +89,35 @@ class PolicyKeys(BaseModel):
         "comment records with what would have failed (an error is never accepted); the base's "
         "value counts. null: no way out",
     )
+    max_repeats: int = Field(
+        30, ge=3, le=100, description="repeats: auto: most runs of one case on one side"
+    )
+    max_calls_per_case: float = Field(
+        16,
+        gt=0,
+        description="repeats: auto: most calls per case and side a suite's rounds may pay for "
+        "(answers from the response cache are free)",
+    )
+    max_calls: int | None = Field(
+        None,
+        ge=1,
+        description="repeats: auto: most calls per side and suite, over the cases both sides run",
+    )
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="repeats: auto: most USD a suite's rounds may pay for, both sides (none)",
+    )
+    detect: float | None = Field(
+        None,
+        gt=0,
+        description="repeats: auto: the drop (points) the rounds spend to catch 9 times in 10 "
+        "(default: 1.5 × threshold)",
+    )
+
+    @property
+    def detect_points(self) -> float:
+        return self.detect if self.detect is not None else 1.5 * self.threshold
 
 
 class Policy(PolicyKeys):

@@ -15,7 +15,7 @@ from gate.render.markdown import Md
 from gate.render.reasons import WordedComparison
 from gate.render.style import Style
 
-ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "skipped": "⏭️"}
+ICONS = {"pass": "✅", "fail": "❌", "inconclusive": "❔", "error": "⚠️", "skipped": "⏭️"}
 
 
 def headline_parts(c: Comparison) -> list[Md]:

@@ -76,7 +76,11 @@ def _verdict_case(c: WordedComparison) -> ET.Element:
         ).text = reasons
     elif c.verdict == "error":
         ET.SubElement(element, "error", type="verdict", message=_clean(c.reasons[0])).text = reasons
-    elif c.verdict == "skipped":
+    elif c.verdict == "inconclusive" and c.exit_code:  # `inconclusive: block`
+        ET.SubElement(
+            element, "failure", type="inconclusive", message=_clean(c.reasons[0])
+        ).text = reasons
+    elif c.verdict in ("skipped", "inconclusive"):
         ET.SubElement(element, "skipped", message=reasons)
     return element
 

@@ -143,7 +143,9 @@ def policy_line(c: Comparison, ctx: RenderContext, style: Style) -> Md:
         f"Policy: threshold {values.g(p.threshold)} pts · blocking severities {severities} "
         f"({style.text(p.blockers)})"
         + (" · budgets" + "".join(limits) if budgets.any else "")
-        + f" · require significance {'on' if p.require_significance else 'off'} · "
-        f"α {values.g(p.alpha)} · error limit {values.g(p.max_error_rate)}% per side"
+        + f" · false-block rate {values.g(100 * p.false_block_rate)}% per PR · inconclusive "
+        f"{'blocks' if p.inconclusive == 'block' else 'passes'}"
+        + (" · require significance on" if p.require_significance else "")
+        + f" · α {values.g(p.alpha)} · error limit {values.g(p.max_error_rate)}% per side"
         + (f" · {style.destination(Md('workflow run'), run)}" if run else "")
     )

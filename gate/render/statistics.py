@@ -7,6 +7,7 @@ docs/comment.md, "Statistics").
 
 from __future__ import annotations
 
+from gate.compare.droptest import METHODS, DropTest
 from gate.compare.models import Comparison
 from gate.compare.power import Power
 from gate.compare.stats import ResamplingResult, Significance
@@ -79,33 +80,39 @@ def _repeats(s: Significance, r: ResamplingResult, style: Style) -> Md:
 
 
 def _resolution(c: Comparison, w: Power, style: Style) -> Md:
-    finer = (
-        f", more than the threshold of {g(c.policy.threshold)}: the threshold is finer than the "
-        "suite can resolve"
-        if c.policy.threshold < w.mde_points
+    design = (
+        f"; the rounds aimed at {num(w.design_points, 1)} pts within the budget"
+        if w.design_points is not None
         else ""
     )
     return Md(
         f"{style.strong('Resolution:')} one case is {num(w.case_weight_points, 1)} pts. With "
-        f"{num(w.n)} cases × {g(round(w.runs_per_case, 1))} runs per side and the observed "
-        f"spread of per-case differences ({num(w.discordant)} cases differ; sd "
-        f"{num(w.sd_points, 1)} pts), the smallest drop this suite would catch with "
-        f"{g(w.power * 100)}% power at α = {g(w.alpha)} is "
-        f"{style.strong(f'{num(w.mde_points, 1)} pts')}{finer} (Miller 2024, power analysis)."
+        f"{num(w.n)} cases × {g(round(w.runs_per_case, 1))} runs per side the standard error "
+        f"of the delta is {num(w.se_points, 2)} pts, so at this suite's level of "
+        f"{g(100 * w.level)}% the drop test catches a drop of "
+        f"{style.strong(f'{num(w.detectable_points, 1)} pts')} {g(w.power * 100)}% of the time"
+        f"{design} (Miller 2024, power analysis of the drop test)."
     )
 
 
-def _significance(c: Comparison, s: Significance, style: Style) -> Md:
-    rule = (
-        "`require_significance` is on: a drop beyond the threshold blocks only when it is also "
-        "significant."
-        if c.policy.require_significance
-        else "`require_significance` is off: the threshold alone decides; significance is shown "
-        "for context."
+def _drop_test(c: Comparison, d: DropTest, style: Style) -> Md:
+    verdict = "significant" if d.significant else "not significant"
+    said = (
+        f"{style.strong('Drop test:')} {style.strong(f'p = {p_value(d.p_value)}')} against no "
+        f"change (one-sided), by the {METHODS[d.method]}"
     )
+    if not d.decides:
+        return Md(
+            f"{said}. With fixed repeats it does not decide: a drop past the threshold fails on "
+            "its own (`require_significance: true` makes it decide, at this suite's share of "
+            f"the PR's false-block rate of {g(100 * c.policy.false_block_rate)}%)."
+        )
+    undecided = "blocks" if c.policy.inconclusive == "block" else "does not block"
     return Md(
-        f"{style.strong('Significance:')} the change is {'' if s.significant else 'not '}"
-        f"significant at α = {g(s.alpha)} by the {s.decision_test}. {rule}"
+        f"{said}; the bar was {p_value(d.bar)}, from this suite's level of {g(100 * d.level)}% "
+        f"(its share of the PR's false-block rate of {g(100 * c.policy.false_block_rate)}%): "
+        f"{verdict}. A drop past the threshold blocks only when it is significant; otherwise "
+        f"the suite is inconclusive, which {undecided} (`inconclusive: {c.policy.inconclusive}`)."
     )
 
 
@@ -119,5 +126,6 @@ def statistics_lines(c: Comparison, style: Style) -> list[Md]:
         lines.append(_repeats(s, s.resampling, style))
     if c.power:
         lines.append(_resolution(c, c.power, style))
-    lines.append(_significance(c, s, style))
+    if c.drop_test:
+        lines.append(_drop_test(c, c.drop_test, style))
     return lines

@@ -24,9 +24,12 @@ STATUS = {
 
 # Why `repeats: auto` stopped spending calls (the comment and the flow's log say it so).
 STOPPED: dict[StopReason | None, str] = {
+    "fail": "the drop test decided: a drop past the threshold, significant at the suite's level",
+    "pass": "a drop of the design's size was ruled out",
+    "precise": "the design's precision was reached",
     "clear": "the decision was clear (the interval of the delta lies on one side of −threshold)",
-    "settled": "no case was uncertain any more",
-    "budget": "the call budget was reached",
+    "settled": "no case went on (each reached its share of the runs)",
+    "budget": "the budget was reached",
     "failed": "a side failed",
     None: "after the first round",
 }

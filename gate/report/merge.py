@@ -14,6 +14,7 @@ from gate.errors import InputError
 from gate.inputs.shard import Shard
 from gate.report.io import ReportWriter, dump_line, iter_report, write_report, write_summary
 from gate.report.models import RunMeta, Summary
+from gate.report.plan import merged_record
 
 
 def _shard_of(meta: RunMeta, path: Path) -> Shard:
@@ -73,12 +74,14 @@ def merge_reports(paths: list[Path], out_dir: Path, label: str) -> Summary:
     if suite_size is not None and len(lines) != suite_size:
         raise InputError(f"the shards hold {len(lines)} cases but the suite has {suite_size}")
     first = metas[0][1]
+    records = [(m.shard, m.auto) for _, m in metas if m.auto is not None and m.shard]
     meta = first.model_copy(
         update={
             "label": label,
             "shard": None,
             "shards": [f"{i}/{total}" for i in range(1, total + 1)],
             "n_cases": len(lines),
+            "auto": merged_record(records) if records else first.auto,
         }
     )
     lines.sort(key=lambda item: item[0])

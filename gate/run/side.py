@@ -20,6 +20,7 @@ from gate.errors import InputError
 from gate.inputs.cases import Case, load_cases
 from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig
 from gate.inputs.paths import display_path
+from gate.inputs.policy import PolicyKeys
 from gate.inputs.shard import Shard, select_shard
 from gate.providers.cache import resolve_cache_dir
 from gate.report.io import ReportWriter
@@ -341,9 +342,9 @@ def adaptive(request: RunRequest, config: GateConfig) -> bool:
     return config.repeats == "auto" and request.answers is None
 
 
-def auto_plan(config: GateConfig) -> Plan:
-    """The plan of `repeats: auto` under this config's budgets."""
-    return Plan(max_repeats=config.max_repeats)
+def auto_plan(keys: PolicyKeys) -> Plan:
+    """The plan of `repeats: auto` under a policy's `max_repeats` (the flow's is the base's)."""
+    return Plan(rule="spread", step=1, max_repeats=keys.max_repeats)
 
 
 def run_repeats(request: RunRequest, config: GateConfig) -> int:

@@ -3,6 +3,7 @@
 The comparison decides with numbers; this package is the one place where they become the
 reasons and notes that the comment, the summary, the terminal, JUnit and the JSON format show
 (`worded`), and the lines the flow logs (`words`). `rules` words the verdict's rules,
+`threshold` the threshold rule's (a drop, an inconclusive suite, what the suite can resolve),
 `instrument` what a PR changes in the instrument that measures it.
 """
 
@@ -13,8 +14,9 @@ from typing import Any, NamedTuple
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from gate.compare.models import Comparison
+from gate.render.reasons import rules, threshold  # noqa: F401  (register their sentences)
 from gate.render.reasons.instrument import is_instrument
-from gate.render.reasons.rules import sentence
+from gate.render.reasons.sentence import sentence
 
 __all__ = ["WordedComparison", "Words", "sentence", "worded", "words"]
 
@@ -28,10 +30,15 @@ class Words(NamedTuple):
     instrument: list[str]
 
 
+# findings that did not decide the verdict but are reasons beside it
+_SECONDARY = {"error": ("fail", "inconclusive"), "fail": ("inconclusive",)}
+
+
 def words(comparison: Comparison) -> Words:
     """The findings as `reasons` (why this verdict), `notes` (decide nothing) and
     `instrument` (what the PR changes in the instrument, and what the head's would say).
-    Failures listed under an error verdict read "also: …"."""
+    Failures listed under an error verdict, and inconclusive suites' under an error or a fail,
+    read "also: …"."""
     reasons, notes, instrument = [], [], []
     for finding in comparison.findings:
         said = sentence(finding)
@@ -39,7 +46,7 @@ def words(comparison: Comparison) -> Words:
             instrument.append(said)
         elif finding.outcome == "note":
             notes.append(said)
-        elif finding.outcome == "fail" and comparison.verdict == "error":
+        elif finding.outcome in _SECONDARY.get(comparison.verdict, ()):
             reasons.append(f"also: {said}")
         else:
             reasons.append(said)

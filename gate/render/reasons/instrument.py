@@ -32,7 +32,8 @@ from gate.compare.findings import (
 )
 from gate.compare.instrument_findings import INSTRUMENT_KINDS, KeyChange
 from gate.inputs.policy import SEVERITY_ORDER
-from gate.render.reasons.rules import _fmt, _ids, _policy_value, sentence
+from gate.render.reasons.rules import _ids, _policy_value
+from gate.render.reasons.sentence import fmt, sentence
 
 CASE_FIELDS = {
     "expect": "changes the expectations of",
@@ -234,8 +235,8 @@ def _(f: HeadInstrument) -> str:
     else:
         sign = "+" if f.delta_points >= 0 else ""
         numbers = (
-            f"{sign}{_fmt(f.delta_points)} points, {_fmt(f.base_pass_rate)}% → "
-            f"{_fmt(f.head_pass_rate)}% over {f.paired:,} cases"
+            f"{sign}{fmt(f.delta_points)} points, {fmt(f.base_pass_rate)}% → "
+            f"{fmt(f.head_pass_rate)}% over {f.paired:,} cases"
         )
     said = (
         "with the head's own cases, checks, judge, prices and policy (the same answers judged "

@@ -1,9 +1,8 @@
-"""The sentences of the verdict's rules: one per kind of finding (`gate.compare.findings`),
-and the helpers every sentence of `gate.render.reasons` writes numbers and ids with."""
+"""The sentences of the verdict's rules: one per kind of finding (`gate.compare.findings`;
+the threshold rule's are `threshold`), and the helpers sentences write ids and values with."""
 
 from __future__ import annotations
 
-from functools import singledispatch
 from typing import Any
 
 from pydantic import JsonValue
@@ -15,13 +14,9 @@ from gate.compare.findings import (
     BudgetFromZero,
     BudgetMetric,
     BudgetUnmeasured,
-    CoarseSuite,
-    Drop,
     ErrorRate,
     HeadPolicyApplies,
     HeadPolicyChanges,
-    InsignificantDrop,
-    NoBaseline,
     NoBaseResults,
     NoBlockerFails,
     NoHeadResults,
@@ -36,12 +31,10 @@ from gate.compare.findings import (
     ShardsStale,
     ShardsUnmerged,
     SideFailed,
-    SignificantDrop,
     Skipped,
-    Underpowered,
     Unpaired,
-    WithinThreshold,
 )
+from gate.render.reasons.sentence import fmt, sentence
 
 SHOWN_IDS = 5
 BUDGET_NAMES: dict[BudgetMetric, str] = {
@@ -49,14 +42,6 @@ BUDGET_NAMES: dict[BudgetMetric, str] = {
     "tokens": "total tokens",
     "latency_p95": "p95 latency",
 }
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1f}".replace("-", "\N{MINUS SIGN}")
-
-
-def _p(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3g}"
 
 
 def _ids(ids: list[str]) -> str:
@@ -68,13 +53,6 @@ def _states(ids: list[str], state: Any) -> str:
     """The first ids, each with its state in brackets, and how many more there are."""
     shown = ", ".join(f"{i} ({state(i)})" for i in ids[:SHOWN_IDS])
     return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
-
-
-def _drop(drop_points: float, threshold: float) -> str:
-    shown = _fmt(drop_points)
-    if round(drop_points, 1) <= threshold:
-        shown = f"{drop_points:.2f}"  # 3.03 points, not "3.0, more than the threshold of 3"
-    return f"the pass rate dropped {shown} points, more than the threshold of {threshold:g}"
 
 
 def _blocker_state(i: str, runs: dict[str, Runs], new: set[str]) -> str:
@@ -103,11 +81,6 @@ def _policy_value(value: JsonValue) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-@singledispatch
-def sentence(finding: object) -> str:
-    raise TypeError(f"no words for {type(finding).__name__}")
-
-
 # --- errors ----------------------------------------------------------------------------------
 
 
@@ -120,7 +93,7 @@ def _(f: NoHeadResults) -> str:
 def _(f: ErrorRate) -> str:
     return (
         f"{f.errors} of {f.cases} {f.side} cases ended in an error "
-        f"({_fmt(f.rate_pct)}%, the limit is {f.limit_pct:g}%)"
+        f"({fmt(f.rate_pct)}%, the limit is {f.limit_pct:g}%)"
     )
 
 
@@ -180,48 +153,6 @@ def _(f: ShardsUnmerged) -> str:
     return f"the {f.side} shards do not merge: {f.problem}"
 
 
-# --- the threshold rule ----------------------------------------------------------------------
-
-
-@sentence.register
-def _(f: Drop) -> str:
-    return _drop(f.drop_points, f.threshold)
-
-
-@sentence.register
-def _(f: SignificantDrop) -> str:
-    return (
-        f"{_drop(f.drop_points, f.threshold)}, and the drop is significant "
-        f"(p = {_p(f.p_value)} < {f.alpha:g})"
-    )
-
-
-@sentence.register
-def _(f: InsignificantDrop) -> str:
-    return (
-        f"{_drop(f.drop_points, f.threshold)}, but the drop is not significant "
-        f"(p = {_p(f.p_value)}, alpha {f.alpha:g}); require_significance is on, so it does "
-        "not block"
-    )
-
-
-@sentence.register
-def _(f: WithinThreshold) -> str:
-    sign = "+" if f.delta_points >= 0 else ""
-    return (
-        f"the pass rate changed by {sign}{_fmt(f.delta_points)} points "
-        f"(a drop of more than {f.threshold:g} blocks)"
-    )
-
-
-@sentence.register
-def _(f: NoBaseline) -> str:
-    return (
-        "this suite is new: the base has no such suite, so there is no baseline and the "
-        "threshold rule does not apply; the head's own blocking cases and errors still count"
-    )
-
-
 # --- blocking cases --------------------------------------------------------------------------
 
 
@@ -255,7 +186,7 @@ def _(f: NoBlockerFails) -> str:
 @sentence.register
 def _(f: BudgetExceeded) -> str:
     return (
-        f"{BUDGET_NAMES[f.metric]} rose {_fmt(f.rise_pct)}% over the cases both sides ran, more "
+        f"{BUDGET_NAMES[f.metric]} rose {fmt(f.rise_pct)}% over the cases both sides ran, more "
         f"than the budget of {f.limit_pct:g}% (`budgets.{f.metric}_pct`)"
     )
 
@@ -308,26 +239,8 @@ def _(f: OverrideIgnored) -> str:
 @sentence.register
 def _(f: NotEnforced) -> str:
     return (
-        f"this verdict is not enforced: the workflow sets `{f.setting}`, so a fail does not "
-        "block the merge"
-    )
-
-
-@sentence.register
-def _(f: CoarseSuite) -> str:
-    return (
-        f"this suite cannot enforce a {f.threshold:g}-point threshold: with {f.cases} cases one "
-        f"case is {f.case_weight_points:.1f} points, so a single regression decides, and the "
-        f"smallest drop it would catch with 80% power is {_fmt(f.mde_points)} points"
-    )
-
-
-@sentence.register
-def _(f: Underpowered) -> str:
-    return (
-        f"the threshold of {f.threshold:g} points is below what this suite can resolve: the "
-        f"smallest drop it would catch with 80% power (α {f.alpha:g}) is {_fmt(f.mde_points)} "
-        "points; more cases or repeats narrow it"
+        f"this verdict is not enforced: the workflow sets `{f.setting}`, so a fail (or an "
+        "inconclusive that the policy blocks) does not block the merge"
     )
 
 
