@@ -102,6 +102,9 @@ def why_missing(outcome: Outcome, evidence: Evidence, timeout_s: float, cpu_s: i
         return "ran out of memory"
     if outcome.exit_code == 0:
         return "the process exited before the harness finished (exit(), os._exit() or a kill)"
+    if outcome.exit_code and outcome.cpu_s >= cpu_s * 0.8:
+        # without a PID namespace the job is no init: SIGXCPU reaches the harness, which exits
+        return f"CPU time limit of {cpu_s} s exceeded"
     return f"the process exited with code {outcome.exit_code} before the harness finished"
 
 
