@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.cli import ECHO_APP, Project
+from helpers.servers.github_api import GitHubServer
+from helpers.servers.world import World, serve_api, serve_world
+
+
+@pytest.fixture
+def api() -> Iterator[GitHubServer]:
+    """The stateful GitHub API stand-in (a test file may serve it under another path)."""
+    with serve_api() as server:
+        yield server
+
+
+@pytest.fixture
+def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
+    """A repository, its PR and the Action's runner around `api` (see `helpers.servers.world`)."""
+    with serve_world(tmp_path, api) as running:
+        yield running
 
 
 @pytest.fixture

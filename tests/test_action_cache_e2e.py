@@ -24,9 +24,8 @@ from helpers.actions_runner import (
     push_trigger,
     runner_folder,
 )
-from helpers.servers.github_api import GitHubServer
 from helpers.servers.model_server import ModelServer
-from helpers.servers.world import REPO_ROOT, WORDS, World, cases, serve_api, serve_world
+from helpers.servers.world import REPO_ROOT, WORDS, World, cases
 
 from gate.github.response_cache import CACHE_DIR
 
@@ -40,18 +39,6 @@ NOTHING = '{% if topic == "CAC" %}Tell me nothing.{% else %}' + ABOUT + "{% endi
 BRIEFLY = (
     '{% if topic == "fees" %}Tell me briefly about {{ topic }}.{% else %}' + ABOUT + "{% endif %}"
 )
-
-
-@pytest.fixture
-def api() -> Iterator[GitHubServer]:
-    with serve_api() as server:
-        yield server
-
-
-@pytest.fixture
-def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    with serve_world(tmp_path, api) as running:
-        yield running
 
 
 @pytest.fixture

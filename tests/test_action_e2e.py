@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,6 @@ from helpers.servers.world import (
     WORDS,
     World,
     project_files,
-    serve_api,
-    serve_world,
 )
 
 MARKER = "<!-- eval-gate:support -->"
@@ -28,18 +25,6 @@ REGRESSION = {
     "prompts/support.md": "You are the support bot.\n"
     + "".join(f"say: {w}\n" for w in WORDS if w != "CAC")
 }
-
-
-@pytest.fixture
-def api() -> Iterator[GitHubServer]:
-    with serve_api() as server:
-        yield server
-
-
-@pytest.fixture
-def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    with serve_world(tmp_path, api) as running:
-        yield running
 
 
 def regression_pr(world: World) -> None:

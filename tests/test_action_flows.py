@@ -20,7 +20,6 @@ from helpers.servers.world import (
     project_files,
     prompt,
     serve_api,
-    serve_world,
 )
 
 
@@ -28,12 +27,6 @@ from helpers.servers.world import (
 def api() -> Iterator[GitHubServer]:
     with serve_api("/api/v3") as server:
         yield server
-
-
-@pytest.fixture
-def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    with serve_world(tmp_path, api) as running:
-        yield running
 
 
 def branch_push(world: World) -> str:

@@ -8,30 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from helpers.pr_scenarios import ACCEPT, SCENARIOS, base_files, visible
 from helpers.servers.github_api import Fault, GitHubServer
-from helpers.servers.world import REPOSITORY, Run, World, serve_api, serve_world
+from helpers.servers.world import REPOSITORY, Run, World
 
 from gate.render.markdown import text
 
 REPORTS = "eval-gate-reports"
 DOWNLOADS = "eval-gate-shards"
-
-
-@pytest.fixture
-def api() -> Iterator[GitHubServer]:
-    with serve_api() as server:
-        yield server
-
-
-@pytest.fixture
-def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    with serve_world(tmp_path, api) as running:
-        yield running
 
 
 def comment(world: World, suite: str) -> str:

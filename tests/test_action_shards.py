@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,6 @@ from helpers.servers.world import (
     World,
     project_files,
     prompt,
-    serve_api,
-    serve_world,
 )
 
 from gate.errors import InputError
@@ -35,18 +32,6 @@ N_CASES = 30
 REPORTS = "eval-gate-reports"
 DOWNLOADS = "eval-gate-shards"
 Artifacts = dict[str, Path]
-
-
-@pytest.fixture
-def api() -> Iterator[GitHubServer]:
-    with serve_api() as server:
-        yield server
-
-
-@pytest.fixture
-def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
-    with serve_world(tmp_path, api) as running:
-        yield running
 
 
 def many_cases(n: int = N_CASES) -> str:
