@@ -9,12 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.flows import check as check_flow
 from helpers.servers.git_http import git
 from helpers.servers.world import REPO_ROOT
 
 from gate.flow.git import FileChange, GitRepo
 from gate.flow.plan import FlowPlan, plan_flow
-from gate.flow.pr import run_check
 from gate.flow.request import FlowIO, FlowRequest, Revisions
 from gate.flow.triggers import base_watch, relevant_changes
 from gate.inputs.config import load_config
@@ -64,6 +64,7 @@ def plan(root: Path) -> FlowPlan:
     request = FlowRequest(
         revisions=Revisions(repo, repo.resolve_ref("main", fetch=False), repo.head_sha()),
         config=load_config(root / "gate.yml"),
+        config_at="gate.yml",
         io=FlowIO(root.parent / "out"),
     )
     return plan_flow(request)
@@ -244,6 +245,6 @@ def test_a_changed_script_runs_both_sides_end_to_end(tmp_path: Path) -> None:
     )
     pr(root, {"answer.py": ANSWER.replace('" ".join(words())', '"fees"')})
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "GATE_CACHE_DIR": str(tmp_path / "c")}
-    (outcome,) = run_check(root, root / "gate.yml", "main", tmp_path / "out", environ=env)
+    (outcome,) = check_flow(root, root / "gate.yml", "main", tmp_path / "out", environ=env)
     assert outcome.comparison.verdict == "fail" and outcome.comparison.regressions == ["c1"]
     assert "answer.py" in outcome.markdown  # its diff: the runs hashed it

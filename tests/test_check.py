@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.flows import rendered
 from helpers.servers.git_http import Author, git, make_bare
 from helpers.servers.world import REPO_ROOT, WORDS, project_files, prompt
 
@@ -163,17 +164,20 @@ def test_a_pr_that_brings_the_suite_in_is_judged_on_the_head_alone(tmp_path: Pat
 def test_run_check_is_the_demo_entry_point(clone: Path, tmp_path: Path) -> None:
     (clone / "prompts" / "support.md").write_text(prompt([w for w in WORDS if w != "CAC"]))
     log = io.StringIO()
-    outcomes = run_check(
+    flow = run_check(
         clone, clone / "gate.yml", None, tmp_path / "out", stream=log,
         environ={**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")},
     )  # fmt: skip
-    (outcome,) = outcomes
-    assert isinstance(outcome, SuiteOutcome)
-    suite, comparison, markdown = outcome
-    assert suite == "support" and comparison.verdict == "fail"
-    assert comparison.regressions == ["faq-001"] and markdown.startswith(MARKER)
+    (outcome,) = flow.suites
+    assert isinstance(outcome, SuiteOutcome) and flow.verdict == "fail" and flow.exit_code == 1
+    assert outcome.suite == "support" and outcome.comparison.verdict == "fail"
+    assert outcome.comparison.regressions == ["faq-001"]
+    (shown,) = rendered(flow)
+    assert shown.markdown.startswith(MARKER)
     assert "[base]" in log.getvalue() and "[head]" in log.getvalue()
     assert outcome.changes == ("M prompts/support.md",)
+    assert set(outcome.reports) == {"base", "head"}
+    assert all(path.is_file() for path in outcome.reports.values())
 
 
 def test_triggers_cover_config_cases_and_system_files(tmp_path: Path) -> None:

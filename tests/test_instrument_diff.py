@@ -8,17 +8,17 @@ from typing import Any
 import yaml
 
 from gate.compare import findings as f
-from gate.flow.instrument_diff import Side, case_changes, changes_judging, config_changes
+from gate.flow.instrument_diff import SuiteDefinition, case_changes, changes_judging, config_changes
 from gate.inputs.cases import parse_case
 from gate.inputs.config import read_config
 
 SUITE = {"name": "s", "cases": "c.jsonl", "system": {"kind": "python", "target": "app:answer"}}
 
 
-def side(tmp_path: Path, **keys: Any) -> Side:
+def side(tmp_path: Path, **keys: Any) -> SuiteDefinition:
     suite = {**SUITE, **keys.pop("suite", {})}
     loaded = read_config(yaml.safe_dump({**keys, "suites": [suite]}), tmp_path / "gate.yml")
-    return Side(loaded, loaded.config.suites[0], [], tmp_path)
+    return SuiteDefinition(loaded, loaded.config.suites[0], [], tmp_path)
 
 
 def case(id: str, **fields: Any):  # type: ignore[no-untyped-def]

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import run_gate
+from helpers.flows import Shown, rendered
+from helpers.flows import check as check_flow
 from helpers.pr_scenarios import (
     ACCEPT,
     FEES,
@@ -40,22 +42,22 @@ from helpers.servers.git_http import Author
 
 from gate.compare import findings as f
 from gate.compare.models import Comparison
-from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, run_check
+from gate.flow.pr import combined_verdict, exit_code
 from gate.render.markdown import text
 from gate.render.reasons import sentence
 
 REASON_CHARS = 400  # the comment's limits: a reason, and an instrument line (twice that)
 
 
-def check(root: Path, *labels: str, base: str = "main") -> list[SuiteOutcome]:
+def check(root: Path, *labels: str, base: str = "main") -> list[Shown]:
     environ = {**os.environ, "GATE_CACHE_DIR": str(root.parent / "cache")}
-    return run_check(
+    return check_flow(
         root, root / "gate.yml", base, root / "reports", stream=io.StringIO(), environ=environ,
         labels=labels,
     )  # fmt: skip
 
 
-def suite(outcomes: list[SuiteOutcome], name: str) -> SuiteOutcome:
+def suite(outcomes: list[Shown], name: str) -> Shown:
     return next(o for o in outcomes if o.suite == name)
 
 
@@ -65,7 +67,7 @@ def finding(c: Comparison, kind: type) -> f.Finding:
     return found[0]
 
 
-def shown(outcome: SuiteOutcome, kind: type) -> str:
+def shown(outcome: Shown, kind: type) -> str:
     """The finding's sentence, asserted to be in the comment's visible part."""
     said = sentence(finding(outcome.comparison, kind))
     limit = REASON_CHARS if finding(outcome.comparison, kind).outcome == "fail" else 800
@@ -102,13 +104,13 @@ def test_delete_the_suite_holding_the_blocker(project: Author) -> None:
     assert suite(outcomes, "support").comparison.verdict == "pass"
 
 
-def _fails_on_the_base_cases(outcome: SuiteOutcome, *, delta: float = -12.5) -> None:
+def _fails_on_the_base_cases(outcome: Shown, *, delta: float = -12.5) -> None:
     c = outcome.comparison
     assert c.verdict == "fail" and c.delta_points == pytest.approx(delta)
     assert sorted(c.regressions) == sorted(FEES)
 
 
-def _head_would_pass(outcome: SuiteOutcome, cases: int) -> f.HeadInstrument:
+def _head_would_pass(outcome: Shown, cases: int) -> f.HeadInstrument:
     said = shown(outcome, f.HeadInstrument)
     answer = finding(outcome.comparison, f.HeadInstrument)
     assert isinstance(answer, f.HeadInstrument)
@@ -320,7 +322,7 @@ def test_repeats_auto_is_the_bases_and_its_answers_are_judged_again(tmp_path: Pa
     project.write({**SCENARIOS["delete the failing cases"](), "gate.yml": dump(config(repeats=1))})
     environ = {**os.environ, "GATE_CACHE_DIR": str(tmp_path / "cache")}
     log = io.StringIO()
-    outcomes = run_check(
+    outcomes = check_flow(
         project.path, project.path / "gate.yml", "main", project.path / "reports", stream=log,
         environ=environ,
     )  # fmt: skip
@@ -427,13 +429,14 @@ def test_a_removed_suite_fails_in_the_sharded_mode_too(tmp_path: Path) -> None:
         request = FlowRequest(
             revisions=Revisions(repo, repo.resolve_ref("main", fetch=False), head),
             config=load_config(project.path / "gate.yml"),
+            config_at="gate.yml",
             io=FlowIO(tmp_path / "shards", environ=environ, stream=io.StringIO()),
         )
         for index in (1, 2):
             ran = run_shard_flow(plan_flow(request), Shard(index, 2))
             assert [o.suite for o in ran] == ["support-v2", "safety"]  # nothing runs for it
         finish = replace(request, io=replace(request.io, out_dir=tmp_path / "final"))
-        outcomes = run_finish_flow(plan_flow(finish), tmp_path / "shards")
+        outcomes = rendered(run_finish_flow(plan_flow(finish), tmp_path / "shards"))
     finally:
         repo.close()
     assert [(o.suite, o.comparison.verdict) for o in outcomes] == [
@@ -445,16 +448,27 @@ def test_a_removed_suite_fails_in_the_sharded_mode_too(tmp_path: Path) -> None:
     assert answer.paired == 39 and answer.verdict == "pass"
 
 
-def test_answers_committed_to_the_cache_folder_are_refused(project: Author) -> None:
-    """A PR that commits files into the response cache (here the folder its own gate.yml
-    names) could plant answers for its own requests: the flow stops before anything runs."""
+def test_the_heads_cache_dir_never_decides_where_answers_come_from(
+    project: Author, tmp_path: Path
+) -> None:
+    """A PR that points `cache.dir` at a folder of its own (answers it placed there for its
+    own requests) is measured with the base's cache (here the workflow's): its folder is
+    neither read nor written, and the regression it brings fails."""
+    planted = {".answers/ab/abcdef.json": '{"planted": true}\n'}
+    project.commit("my own cache", {"gate.yml": dump(config(cache={"dir": ".answers"})), **planted})
+    project.write(drop_fees())
+    cache = tmp_path / "workflow-cache"
+    done = run_gate("check", "--base", "main", cwd=project.path, env={"GATE_CACHE_DIR": str(cache)})
+    assert done.code == 1, done.err
+    assert sorted(p.name for p in (project.path / ".answers").rglob("*")) == ["ab", "abcdef.json"]
+
+
+def test_answers_committed_to_the_bases_cache_folder_are_refused(tmp_path: Path) -> None:
+    """A PR that commits files into the response cache the base names could plant answers
+    for its own requests: the flow stops before anything runs."""
+    project = make_project(tmp_path / "repo", base_files(cache={"dir": ".answers"}))
     project.commit(
-        "plant answers",
-        {
-            "gate.yml": dump(config(cache={"dir": ".answers"})),
-            ".answers/ab/abcdef.json": '{"planted": true}\n',
-            **drop_fees(),
-        },
+        "plant answers", {".answers/ab/abcdef.json": '{"planted": true}\n', **drop_fees()}
     )
     done = run_gate("check", "--base", "main", cwd=project.path)
     assert done.code == 2, done.err

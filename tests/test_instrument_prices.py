@@ -16,11 +16,13 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.flows import Shown
+from helpers.flows import check as check_flow
 from helpers.pr_scenarios import jsonl, make_project, visible
 from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
 
 from gate.compare import findings as f
-from gate.flow.pr import SuiteOutcome, exit_code, run_check
+from gate.flow.pr import exit_code
 from gate.render.markdown import text
 from gate.render.reasons import sentence
 
@@ -61,9 +63,9 @@ def files(server: ModelServer) -> dict[str, str]:
     }
 
 
-def check(root: Path) -> list[SuiteOutcome]:
+def check(root: Path) -> list[Shown]:
     environ = {**os.environ, "TEST_KEY": KEY, "GATE_CACHE_DIR": str(root.parent / "cache")}
-    return run_check(
+    return check_flow(
         root, root / "gate.yml", "main", root / "reports", stream=io.StringIO(), environ=environ
     )
 

@@ -15,7 +15,7 @@ from helpers.promptfoo_suites import SUITES, run_suites, say_model, write_suite
 from helpers.servers.model_server import ModelServer
 
 from gate.inputs.config import load_config
-from gate.run.side import suite_cases
+from gate.run.cases import checked_cases as suite_cases
 
 
 @pytest.fixture(scope="module")

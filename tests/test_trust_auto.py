@@ -6,13 +6,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.flows import rendered
 from helpers.noisy_world import commit, gate, gate_yml, make_repo, model_json
 from helpers.reports import repeated, write_report
 
 from gate.flow.adaptive import start
+from gate.flow.reports import write_side_report
+from gate.inputs.config import load_config
 from gate.inputs.policy import Policy
 from gate.report.io import read_report
+from gate.report.models import CaseResult, Report
 from gate.report.plan import Plan
+from gate.run.side import SideRunner, spec_of_config
 
 
 def _reports(tmp_path: Path, base_rows: list, head_rows: list, runs: int = 2) -> tuple:
@@ -181,30 +186,37 @@ def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
     assert abs(comparison["delta_points"] - difference) < 1e-6
 
 
-def test_gate_run_append_adds_runs_and_keeps_held_out_cases_redacted(tmp_path: Path) -> None:
+def test_a_sides_runner_runs_more_of_some_cases_each_its_own_draw(tmp_path: Path) -> None:
+    """`repeats: auto`'s later rounds are requests to the side's runner: run k of a case is
+    its own draw (repeat index k), counted on from the runs it had; a held-out case stays
+    redacted in the report the flow writes."""
     ids = [f"c{i}" for i in range(6)]
     repo = make_repo(tmp_path / "repo", ids, {i: 0.5 for i in ids})
     rows = [json.loads(line) for line in (repo / "cases.jsonl").read_text().splitlines()]
     rows[0]["heldout"] = True
     (repo / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert gate("run", "--repeats", "2", "--label", "r", "-q", cwd=repo).returncode == 0
-    (repo / "more.txt").write_text("c0\nc1\n")
-    done = gate(
-        "run", "--append", "--cases-from", "more.txt", "--repeats", "3", "--label", "r", "-q",
-        cwd=repo,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    lines = (repo / "reports/r.jsonl").read_text().splitlines()
+    loaded = load_config(repo / "gate.yml")
+    spec = spec_of_config(
+        loaded, loaded.config.suites[0], repo, label="r", cache_dir=None, show_progress=False
+    )
+    results: dict[str, CaseResult] = {}
+    with SideRunner(spec) as runner:
+        runner.run(None, 2, lambda r: results.__setitem__(r.id, r))
+        runner.run(["c0", "c1"], 3, lambda r: results.__setitem__(r.id, r))
+        assert runner.meta is not None
+        meta = runner.meta
+    assert [results[i].repeats for i in ids] == [5, 5, 2, 2, 2, 2]
+    assert [a.repeat for a in results["c1"].attempts] == [0, 1, 2, 3, 4]
+    assert len({a.output for a in results["c1"].attempts}) == 2  # each run its own draw
+    report = Report(meta=meta, results=[results[i] for i in ids], path=repo)
+    written = write_side_report(report, tmp_path / "out", "r", duration_s=1.0, http={})
+    lines = written.path.read_text().splitlines()
     cases = {r["id"]: r for r in map(json.loads, lines[1:])}
-    assert [cases[i]["repeats"] for i in ids] == [5, 5, 2, 2, 2, 2]
-    assert [a["repeat"] for a in cases["c1"]["attempts"]] == [0, 1, 2, 3, 4]
-    assert len({a["output"] for a in cases["c1"]["attempts"]}) == 2  # each run its own draw
     assert all(a["output"] is None for a in cases["c0"]["attempts"])  # held out: redacted
     assert cases["c0"]["output"] is None and cases["c0"]["checks"] == []
-    summary = json.loads((repo / "reports/r.summary.json").read_text())
+    assert cases["c1"]["attempts"][4]["output"] in ("yes", "no")
+    summary = json.loads((tmp_path / "out/r.summary.json").read_text())
     assert summary["n"] == 6
-    bad = gate("run", "--append", "--label", "r", cwd=repo)
-    assert bad.returncode == 2 and "--cases-from" in bad.stderr
 
 
 def test_auto_with_shards(tmp_path: Path) -> None:
@@ -236,6 +248,7 @@ def test_auto_with_shards(tmp_path: Path) -> None:
                 git_repo, git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "HEAD")
             ),
             config=load_config(repo / "gate.yml"),
+            config_at="gate.yml",
             io=FlowIO(tmp_path / "shards", environ=environ, stream=log),
         )
         for index in (1, 2):
@@ -244,7 +257,7 @@ def test_auto_with_shards(tmp_path: Path) -> None:
         assert log.getvalue().count("repeats auto: ") == 2  # each shard decides its own rounds
         assert "round 1: " in log.getvalue()
         finish = replace(request, io=replace(request.io, out_dir=tmp_path / "final"))
-        (outcome,) = run_finish_flow(plan_flow(finish), tmp_path / "shards")
+        (outcome,) = rendered(run_finish_flow(plan_flow(finish), tmp_path / "shards"))
     finally:
         git_repo.close()
     c = outcome.comparison

@@ -9,9 +9,9 @@ from typing import Any
 
 from gate.commands.output import terminal_default, use_colour
 from gate.errors import InputError
-from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
+from gate.flow.pr import SuiteOutcome, exit_on_sigterm, run_check
 from gate.inputs.policy import policy_value
-from gate.render import render_text
+from gate.render import RenderContext, render_suite, render_text
 from gate.render.headline import accepted_by
 from gate.render.reasons import words
 from gate.render.values import pct, pts
@@ -103,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.threshold is not None:  # exit 2 before anything runs
         policy_value("threshold", args.threshold, flag="--threshold")
     exit_on_sigterm()
-    outcomes = run_check(
+    flow = run_check(
         config.resolve().parent,
         config,
         args.base,
@@ -113,17 +113,25 @@ def handle(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         labels=args.label,
     )
+    ctx = RenderContext(
+        head_sha=flow.head_sha,
+        base_sha=flow.base_sha,
+        report_hint=str(args.out),
+        templates=flow.templates,
+    )
     shown = "summary" if args.summary else (args.format or terminal_default())
-    for outcome in outcomes:
+    rendered = [render_suite(o.comparison, ctx, own=flow.head_templates) for o in flow.suites]
+    for outcome, (markdown, summary) in zip(flow.suites, rendered, strict=True):
         if shown == "text":
-            sys.stdout.write(render_text(outcome.comparison, outcome.context, colour=use_colour()))
+            suite_ctx = ctx.model_copy(update={"suite": outcome.suite})
+            sys.stdout.write(render_text(outcome.comparison, suite_ctx, colour=use_colour()))
         else:
-            sys.stdout.write(outcome.summary if shown == "summary" else outcome.markdown)
+            sys.stdout.write(summary if shown == "summary" else markdown)
         sys.stdout.write("\n")
     if args.html:  # the page shows what GitHub shows: the comment, or the job summary
-        shown_on_github = [o.summary if shown == "summary" else o.markdown for o in outcomes]
+        shown_on_github = [summary if shown == "summary" else md for md, summary in rendered]
         write_preview(Path(args.html), "\n\n".join(shown_on_github))
-    for outcome in outcomes:
+    for outcome in flow.suites:
         print(headline(outcome), file=sys.stderr)
-    print(f"verdict: {combined_verdict(outcomes)}", file=sys.stderr)
-    return exit_code(outcomes)
+    print(f"verdict: {flow.verdict}", file=sys.stderr)
+    return flow.exit_code

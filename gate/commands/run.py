@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from gate.commands.output import describe
-from gate.errors import InputError
-from gate.inputs.config import load_config
+from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.shard import Shard
-from gate.report.models import Summary
-from gate.run.side import RunRequest, run_side
+from gate.report.io import ReportWriter
+from gate.report.models import CaseResult, Summary
+from gate.run.preflight import python_check_problems, pythonpath_problems, system_files_problems
+from gate.run.side import SideRunner, cache_folder, spec_of_config
+from gate.run.spec import SideSpec
 
 ALL_ERRORED = 3  # the same code as an error verdict
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a suite against one checkout and write its report")
+    p = sub.add_parser(
+        "run",
+        help="run a suite against one checkout and write its report",
+        description=(
+            "Run a suite's cases against the system of one checkout (`--root`) and write its "
+            "report: OUT/LABEL.jsonl (a metadata line, then one line per case) and "
+            "OUT/LABEL.summary.json. Exit 0 when the run finished, 3 when every case ended in "
+            "an error (nothing was measured), 2 bad input."
+        ),
+    )
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
     p.add_argument("--suite", help="suite name (default: every suite in the config)")
     p.add_argument("--root", default=".", help="checkout whose prompts, config and code are used")
@@ -31,47 +44,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--record", metavar="FILE", help="also write the outputs as a replay file")
     p.add_argument("--shard", metavar="I/N", help="run only shard I of N (see `gate merge`)")
-    p.add_argument(
-        "--cases-from",
-        metavar="FILE",
-        help="the ids (one a line) of the cases to run; with --append: to run again",
-    )
-    p.add_argument(
-        "--append",
-        action="store_true",
-        help="add --repeats more runs of the --cases-from cases to the existing report OUT/LABEL "
-        "(run k of a case is its own call, and its own cached answer)",
-    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument(
-        "--system-config",
-        metavar="FILE",
-        help="this side's own gate.yml: its suite's `system` and sandbox.pythonpath/prelude run, "
-        "measured with --config's cases, checks, judge, prices and sandbox limits (the PR "
-        "flow's head side, measured with the base's)",
-    )
-    p.add_argument(
-        "--checks-root",
-        metavar="DIR",
-        help="the checkout whose code judges: `expect.python` modules and the sandbox's "
-        "pythonpath of the checks (default: --root; the PR flow: the base's, for both sides)",
-    )
-    p.add_argument(
-        "--added-cases",
-        metavar="FILE",
-        help="a gate.yml whose suite of the same name brings more cases: those whose id "
-        "--config's suite lacks are asked too, marked `added` (the PR flow: the PR's cases)",
-    )
     p.add_argument(
         "--cache-dir",
         metavar="DIR",
         help="the response cache folder (default: cache.dir, $GATE_CACHE_DIR, ...)",
-    )
-    p.add_argument(
-        "--answers",
-        metavar="FILE",
-        help="answer from this recording (`--record`'s file) instead of calling the system: "
-        "re-judge the same answers with --config's instrument",
     )
     p.add_argument(
         "--heldout-detail",
@@ -84,47 +61,72 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     loaded = load_config(args.config)
-    own = load_config(args.system_config) if args.system_config else None
-    added = load_config(args.added_cases) if args.added_cases else None
-    shard = Shard.parse(args.shard) if args.shard else None
-    if args.append and not args.cases_from:
-        raise InputError("--append needs --cases-from: the cases to run again", key="--append")
+    shard = str(Shard.parse(args.shard)) if args.shard else None
     names = [args.suite] if args.suite else [s.name for s in loaded.config.suites]
     if args.suite:
         loaded.config.suite(args.suite)
     code = 0
     for name in names:
         label = args.label if len(names) == 1 else f"{args.label}.{name}"
-        request = RunRequest(
-            loaded=loaded,
-            suite=name,
-            root=Path(args.root),
-            out_dir=Path(args.out),
-            label=label,
-            use_cache=not args.no_cache,
-            record=Path(args.record) if args.record else None,
-            shard=shard,
-            repeats=args.repeats,
-            concurrency=args.concurrency,
-            cases_from=Path(args.cases_from) if args.cases_from else None,
-            append=args.append,
-            show_progress=not args.quiet,
-            system_config=own,
-            heldout_detail=Path(args.heldout_detail) if args.heldout_detail else None,
-            checks_root=Path(args.checks_root) if args.checks_root else None,
-            added_from=added,
-            cache_dir=Path(args.cache_dir) if args.cache_dir else None,
-            answers=Path(args.answers) if args.answers else None,
-        )
-        if request.append:  # the rounds of repeats: auto: more runs of some cases
-            from gate.run.extend import extend_side
-
-            summary = extend_side(request)
-        else:
-            summary = run_side(request)
+        spec = side_spec(loaded, name, args, label=label, shard=shard)
+        summary = run_to_files(spec, Path(args.out), heldout_detail=args.heldout_detail)
         print(describe(summary, Path(args.out) / f"{label}.jsonl"), file=sys.stderr)
         code = max(code, exit_code(summary))
     return code
+
+
+def side_spec(
+    loaded: LoadedConfig, name: str, args: argparse.Namespace, *, label: str, shard: str | None
+) -> SideSpec:
+    """The flags as one side: the config measures and runs, in the checkout `--root`."""
+    suite, root = loaded.config.suite(name), Path(args.root)
+    spec = spec_of_config(
+        loaded,
+        suite,
+        root,
+        label=label,
+        cache_dir=Path(args.cache_dir).resolve()
+        if args.cache_dir
+        else cache_folder(loaded, dict(os.environ)),
+        use_cache=not args.no_cache,
+        shard=shard,
+        record=Path(args.record).resolve() if args.record else None,
+        show_progress=not args.quiet,
+    )
+    problems = system_files_problems(loaded, suite, root) + pythonpath_problems(loaded, root)
+    problems += python_check_problems(loaded, root, list(spec.measure.cases))
+    if problems:
+        raise problems[0]
+    update: dict[str, Any] = {}
+    if args.repeats:
+        update["repeats"] = args.repeats
+    if args.concurrency:
+        update["concurrency"] = args.concurrency
+    if not update:
+        return spec
+    return spec.model_copy(update={"measure": spec.measure.model_copy(update=update)})
+
+
+def run_to_files(spec: SideSpec, out: Path, *, heldout_detail: str | None = None) -> Summary:
+    """Run the side once and write its report as the cases finish (a killed run leaves every
+    finished case on disk); the held-out detail report too, when asked."""
+    writers = [ReportWriter(out, spec.label)]
+    if heldout_detail:
+        writers.append(ReportWriter(Path(heldout_detail), spec.label, heldout_detail=True))
+    started = time.perf_counter()
+    with SideRunner(spec) as runner:
+        assert runner.meta is not None
+        for writer in writers:
+            writer.open(runner.meta)
+
+        def sink(result: CaseResult) -> None:
+            for writer in writers:
+                writer.write(result)
+
+        runner.run(None, spec.measure.repeats, sink)
+        duration = time.perf_counter() - started
+        summaries = [w.close(runner.meta, duration, runner.traffic) for w in writers]
+    return summaries[0]
 
 
 def exit_code(summary: Summary) -> int:

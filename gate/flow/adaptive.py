@@ -19,8 +19,8 @@ After round 0 (every case `first` times on both sides, the ordinary `gate run`),
    `max_cost_usd`: paid calls only, so answers the response cache already holds, e.g. an
    unchanged base sampled by main's runs, cost nothing; when a whole round does not fit, a
    last round takes as many of its cases as fit, in an order by id hash), undecided;
-5. run one more attempt of just those cases on both sides (`gate run --append --cases-from`),
-   in the same two processes as round 0, and go to 1.
+5. ask both sides' runners (the same two processes as round 0) for the next round's runs of
+   just those cases, and go to 1.
 After a decision the open blocking cases keep running (a flaky blocker decides alone). Both
 reports then record the plan, every round's target, every look, the calls and why it stopped,
 and each case whether its own rule or the flow's stop ended its runs: what the comparison
@@ -31,21 +31,20 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from gate.compare.droptest import sequential_test
 from gate.compare.estimates import DeltaEstimate, delta_estimate, rao_blackwell
 from gate.compare.sequential import design_se
 from gate.flow.plan import FlowPlan
-from gate.flow.sides import MoreRuns, Side, run_sides
+from gate.flow.sides import SideProcess, run_round
 from gate.inputs.policy import Policy
 from gate.render.values import STOPPED
-from gate.report.io import dump_line, read_report, write_report
 from gate.report.models import CaseResult, Report
 from gate.report.plan import AutoRecord, Look, Plan, StopReason, continues, spread
-from gate.run.side import auto_plan
+from gate.run.protocol import RunMore
+from gate.run.spec import auto_plan
 
 PLAN_MARGIN = 1.1  # the rounds aim this far below the design's standard error: the spreads of
 # cases that never failed yet are estimated from few runs and run low
@@ -321,38 +320,31 @@ def _progress(state: Round, ids: list[str], size: int) -> str:
     )
 
 
-def spend(plan: FlowPlan, sides: Sequence[Side], env: Mapping[str, str]) -> None:
+def spend(plan: FlowPlan, sides: Sequence[SideProcess]) -> None:
     """Run the rounds after round 0 for the suite (or the shard of it) of `sides`, judged by
     the flow's policy (the base's: its budgets, `max_repeats` and false-block rate); see the
-    module doc."""
+    module doc. The sides' reports, in memory, record the plan and why the rounds stopped."""
     stream = plan.request.io.stream
-    suite, shard = sides[0].suite, sides[0].shard
-    paths = {side.name: side.report for side in sides}
-    base, head = read_report(paths["base"]), read_report(paths["head"])
-    shards = shard.total if shard else 1
+    spec = sides[0].spec
+    by_side = {side.name: side for side in sides}
+    base, head = by_side["base"].report(), by_side["head"].report()
+    shards = spec.shard_of.total if spec.shard_of else 1
     state = start(plan.policy, plan.drop_level, base, head, shards=shards)
     while True:
         ids, size = state.next(base, head)
         if not ids:
             break
-        listing = paths["head"].with_suffix(f".round-{state.rounds + 1}.txt")
-        listing.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
-        print(f"[gate] suite {suite}: {_progress(state, ids, size)}", file=stream, flush=True)
-        run_sides(sides, env, stream, MoreRuns(cases_from=listing, repeats=size))
-        listing.unlink(missing_ok=True)
-        if any(side.status().fatal for side in sides):
+        print(f"[gate] suite {spec.suite}: {_progress(state, ids, size)}", file=stream, flush=True)
+        run_round(sides, RunMore(ids=ids, repeats=size))
+        if not all(side.alive for side in sides):
             state.stop = "failed"
             break
         state.rounds += 1
-        base, head = read_report(paths["base"]), read_report(paths["head"])
-    record(state, base, head, [read_report(path) for path in _detail_reports(sides)])
-    done = f"[gate] suite {suite}: repeats auto: {STOPPED[state.stop]} after {state.rounds} rounds"
-    print(done, file=stream, flush=True)
-
-
-def _detail_reports(sides: Sequence[Side]) -> list[Path]:
-    """The sides' full held-out reports (`--heldout-detail DIR`), which the rounds extend too."""
-    return [p for s in sides if (p := s.detail_report) is not None and p.is_file()]
+        base, head = by_side["base"].report(), by_side["head"].report()
+    record(state, base, head)
+    by_side["base"].meta, by_side["head"].meta = base.meta, head.meta
+    stopped = f"{STOPPED[state.stop]} after {state.rounds} rounds"
+    print(f"[gate] suite {spec.suite}: repeats auto: {stopped}", file=stream, flush=True)
 
 
 def auto_record(state: Round, base: Report, head: Report, report: Report) -> AutoRecord:
@@ -373,17 +365,11 @@ def auto_record(state: Round, base: Report, head: Report, report: Report) -> Aut
     )
 
 
-def record(state: Round, base: Report, head: Report, others: Sequence[Report] = ()) -> None:
-    """Write the plan, the rounds and why they stopped into both reports (and `others`: the
-    held-out detail reports, so that a comparison of them follows the plan as well)."""
-    for report in (base, head, *others):
-        finish(report, auto_record(state, base, head, report), state.active)
-
-
-def finish(report: Report, auto: AutoRecord, active: set[str]) -> None:
-    """Record in a report the plan it followed, the rounds, and why each case got no more
-    runs."""
-    meta = report.meta.model_copy(update={"auto": auto})
-    for result in report.results:
-        result.auto_end = "flow" if result.id in active else "rule"
-    write_report(report.path, meta, (dump_line(r) for r in report.results))
+def record(state: Round, base: Report, head: Report) -> None:
+    """The plan, the rounds and why they stopped, in both reports; each case whether its own
+    rule or the flow's stop ended its runs."""
+    for report in (base, head):
+        auto = auto_record(state, base, head, report)
+        report.meta = report.meta.model_copy(update={"auto": auto})
+        for result in report.results:
+            result.auto_end = "flow" if result.id in state.active else "rule"

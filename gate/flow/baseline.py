@@ -8,6 +8,7 @@ the policy that judges the PR (a PR cannot relax the gate that judges it).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,11 +29,13 @@ DEFAULT_CONFIG = "gate.yml"  # the config's path when none is named
 @dataclass(frozen=True)
 class Baseline:
     """What the base commit's gate.yml says; `relative` is the config's path in the repo
-    (None: the config lives outside the repository, so both sides use the one given)."""
+    (None: the config lives outside the repository, so both sides use the one given). Read
+    from the commit's objects, it stands where the base checkout will put it (`root`)."""
 
     relative: str | None
     loaded: LoadedConfig | None = None  # None: no gate.yml there, or it cannot be read
     problem: str | None = None  # why the base's gate.yml cannot be read
+    root: Path | None = None  # where the base commit is checked out (`GitRepo.worktree`)
 
     @property
     def shared(self) -> bool:
@@ -50,25 +53,39 @@ class Baseline:
             return []
         return [s.name for s in self.loaded.config.suites]
 
-    def config_in(self, base_root: Path) -> Path | None:
-        """The base's gate.yml in the base checkout, for the base side's `--system-config`."""
-        return None if self.relative is None else base_root / self.relative
+
+def config_path(repo_root: Path, named: Path) -> str | None:
+    """The config's path in the repository as it is named (`gate check -c`, the Action's
+    `config`), symlinks not followed: a PR that makes the file a link elsewhere does not move
+    where the base's is read. None: it lies outside the repository."""
+    absolute = Path(os.path.abspath(named))
+    for folder in absolute.parents:
+        if folder.resolve() == repo_root.resolve():
+            relative = absolute.relative_to(folder).as_posix()
+            return None if relative.startswith("../") else relative
+    return None
 
 
-def read_baseline(repo: GitRepo, base_sha: str, head: LoadedConfig) -> Baseline:
-    try:
-        relative = head.path.resolve().relative_to(repo.root.resolve()).as_posix()
-    except ValueError:
+def read_baseline(
+    repo: GitRepo, base_sha: str, relative: str | None, head: LoadedConfig, root: Path
+) -> Baseline:
+    """The base commit's gate.yml at `relative` (a link there followed inside the commit's
+    tree), parsed once, as it lies in the base checkout `root`; `head` when the config lies
+    outside the repository."""
+    if relative is None:
         return Baseline(relative=None, loaded=head)
-    text = repo.file_at(base_sha, relative)
-    if text is None:
-        return Baseline(relative=relative)
+    found = repo.blob_path(base_sha, relative)
+    text = repo.file_at(base_sha, found) if found is not None else None
+    if found is None or text is None:
+        return Baseline(relative=relative, root=root)
+    shown = f"{found} (base {base_sha[:12]})"
     try:
-        checkout = commit_checkout(repo, base_sha, relative)  # its promptfoo configs too
-        loaded = read_config(text, Path(f"{relative} (base {base_sha[:12]})"), checkout)
+        checkout = commit_checkout(repo, base_sha, found)  # its promptfoo configs too
+        loaded = read_config(text, root / found, checkout)
     except InputError as exc:
-        return Baseline(relative=relative, problem=str(exc))
-    return Baseline(relative=relative, loaded=loaded)
+        where = InputError(exc.message, file=shown, line=exc.line, key=exc.key)
+        return Baseline(relative=relative, problem=str(where), root=root)
+    return Baseline(relative=found, loaded=loaded, root=root)
 
 
 def policy_source(baseline: Baseline, head: LoadedConfig) -> PolicyKeys:

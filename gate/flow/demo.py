@@ -23,8 +23,7 @@ from typing import TextIO
 
 import git
 
-from gate.render import render_text
-from gate.render.preview import html_page
+from gate.flow.pr import FlowOutcome, run_check
 
 DEMO_CONFIG = """\
 # Eval Gate demo: the support suite against the bundled offline example app.
@@ -52,13 +51,13 @@ AUTHOR = git.Actor("Eval Gate demo", "demo@eval-gate.invalid")
 
 
 @dataclass
-class DemoResult:
+class DemoRun:
+    """The demo's folder, its repository and what the flow found there."""
+
     folder: Path
     repo: Path
-    verdict: str
-    comment: Path
-    preview: Path
     reports: Path
+    flow: FlowOutcome
 
 
 def _copy_bundle(repo: Path) -> None:
@@ -116,9 +115,9 @@ with OPENAI_API_KEY in the environment (see docs/providers.md).
 """
 
 
-def run_demo(folder: Path | None, out: TextIO, progress: TextIO) -> DemoResult:
-    from gate.flow.pr import combined_verdict, run_check
-
+def run_demo(folder: Path | None, out: TextIO, progress: TextIO) -> DemoRun:
+    """Build the demo's repository in `folder` (default: a new temporary one) and run the PR
+    flow on it, as `gate check --base main` would."""
     if folder is None:
         folder = Path(tempfile.mkdtemp(prefix="gate-demo-"))
         folder.chmod(0o755)  # as root, the demo's system runs as a uid of its own, which enters it
@@ -128,22 +127,5 @@ def run_demo(folder: Path | None, out: TextIO, progress: TextIO) -> DemoResult:
     out.write(INTRO.format(repo=repo) + "\n")
     out.flush()
     reports = folder / "reports"
-    outcomes = run_check(repo, repo / "gate.yml", "main", reports, stream=progress)
-    markdown = "\n\n".join(o.markdown for o in outcomes)
-    comment = folder / "comment.md"
-    comment.write_text(markdown, encoding="utf-8")
-    preview = folder / "comment.html"
-    preview.write_text(html_page(markdown, title="Eval Gate demo: PR comment"), encoding="utf-8")
-    verdict = combined_verdict(outcomes)
-    rule = "─" * 78
-    shown = "\n".join(render_text(o.comparison, o.context) for o in outcomes)
-    out.write(f"{rule}\nThe PR comment\n{rule}\n{shown}{rule}\n")
-    out.write(
-        f"verdict: {verdict} (a real PR with this verdict could not merge)\n"
-        f"repository:   {repo} (branch prompt-refresh vs main: `git -C {repo} diff main`)\n"
-        f"reports:      {reports}\n"
-        f"comment:      {comment}\n"
-        f"HTML preview: {preview} (rendered by GitHub's Markdown engine)\n"
-        f"Run the same check yourself: cd {repo} && gate check --base main\n"
-    )
-    return DemoResult(folder, repo, verdict, comment, preview, reports)
+    flow = run_check(repo, repo / "gate.yml", "main", reports, stream=progress)
+    return DemoRun(folder, repo, reports, flow)

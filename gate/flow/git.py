@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import base64
 import os
+import posixpath
 import re
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -309,6 +311,27 @@ class GitRepo:
             return None
         return self.git("show", f"{sha}:{path}") + "\n"
 
+    def blob_path(self, sha: str, path: str, hops: int = 8) -> str | None:
+        """Where the file `path` names lies in commit `sha`'s own tree: `path` itself, or,
+        when the commit holds a symlink there, its target (relative links followed inside the
+        tree, at most `hops` times). None: no such file, or a link out of the tree. Nothing of
+        the checkout on disk is read."""
+        for _ in range(hops):
+            entry = self.git("ls-tree", "-z", sha, "--", path).rstrip("\0")
+            if not entry:
+                return None
+            mode, kind = entry.split(" ", 2)[:2]
+            if kind != "blob":
+                return None
+            if mode != "120000":
+                return path
+            target = self.git("cat-file", "blob", f"{sha}:{path}")
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            if target.startswith("/") or joined == ".." or joined.startswith("../"):
+                return None
+            path = joined
+        return None
+
     def tracked_below(self, folder: str) -> list[str]:
         """The files git tracks below `folder` (repo-relative) in the checkout's index."""
         listing = self.git("ls-files", "-z", "--", folder or ".")
@@ -324,14 +347,24 @@ class GitRepo:
 
     # -- the base checkout --
 
+    @staticmethod
+    def worktree_path() -> Path:
+        """A new place for a base checkout (`worktree`), known before it is made: a config
+        read from the commit's objects is parsed as it will lie there."""
+        return (
+            Path(tempfile.gettempdir()).resolve() / f"gate-base-{secrets.token_hex(8)}" / "checkout"
+        )
+
     @contextmanager
-    def worktree(self, sha: str) -> Iterator[Path]:
-        """`sha` checked out (detached) in a temporary worktree, removed on the way out."""
-        parent = Path(tempfile.mkdtemp(prefix="gate-base-"))
+    def worktree(self, sha: str, path: Path | None = None) -> Iterator[Path]:
+        """`sha` checked out (detached) in a temporary worktree at `path` (default: a new
+        one), removed on the way out."""
+        path = path or self.worktree_path()
+        parent = path.parent
         # The base's system runs as an unprivileged uid of its own (gate.systems.worker), which
         # must enter its checkout; the folder holds nothing but the base commit's files.
+        parent.mkdir(mode=0o700)
         parent.chmod(0o755)
-        path = parent / "checkout"
         self.trust(path)
         try:
             self.git("worktree", "add", "--detach", "--force", "--quiet", str(path), sha)

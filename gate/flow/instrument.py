@@ -1,59 +1,63 @@
 """What measures a suite in the PR flow: the base's instrument, whatever the head says.
 
-The instrument is the base commit's: its gate.yml's suite, the cases its case files hold (by
-id), the checks and their code (the base's checkout judges, `--checks-root`), the judge,
-`prices`, the sandbox's limits. Both sides run `gate run` with the base's gate.yml; the head's
-gate.yml is the head side's `--system-config` (its `system` and its SDK run). Cases the PR adds
-are asked of both sides (`--added-cases`, the head's gate.yml) and kept apart in the
-comparison. A suite the base lacks is new: the head measures itself, alone. Without a base
-gate.yml (the first PR) the head's instrument is all there is; a base whose gate.yml or case
-files cannot be read measures nothing (an error), and the head's never takes its place.
+The instrument is the base commit's: its gate.yml's suite (parsed once, by the plan), the
+cases its case files hold (by id, read from the base's checkout), the checks and their code
+(the base's checkout judges), the judge, `prices`, the sandbox's limits. Both sides are
+measured with it (`Measure`); each runs its own system (`OwnSystem`: the head's from the
+head's gate.yml, the base's from the base's). Cases the PR adds are asked of both sides and
+kept apart in the comparison. A suite the base lacks is new: the head measures itself, alone.
+Without a base gate.yml (the first PR) the head's instrument is all there is; a base whose
+gate.yml or case files cannot be read measures nothing (an error), and the head's never takes
+its place.
 
-`suite_instrument` decides all that for one suite in the base's checkout, with what the PR
-changes in the instrument (`gate.flow.instrument_diff`) and what the head's own instrument is
-asked (`Rejudge`, see `gate.flow.rejudge`).
+`suite_instrument` decides all that for one suite, with what the PR changes in the instrument
+(`gate.flow.instrument_diff`) and what the head's own instrument is asked (`Rejudge`, see
+`gate.flow.rejudge`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from gate.compare.findings import BaseUnreadable, Finding
 from gate.errors import InputError
-from gate.flow.instrument_diff import Side, changes_judging, instrument_changes
+from gate.flow.instrument_diff import SuiteDefinition, changes_judging, instrument_changes
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.inputs.cases import Case, resolve_case_paths
-from gate.inputs.config import GateConfig, LoadedConfig, load_config
-from gate.run.side import added_cases, first_repeats, read_suite_cases, suite_cases
+from gate.inputs.config import LoadedConfig
+from gate.run.cases import added_cases, checked_cases, read_suite_cases
+from gate.run.preflight import python_check_problems, pythonpath_problems, system_files_problems
+from gate.run.spec import Measure, OwnSystem, first_repeats, measure_of, own_of
 
 
 @dataclass(frozen=True)
 class Rejudge:
     """The head's own instrument asked about the same answers: its cases whose answers both
-    sides gave (`ids`), those whose input the PR changes or that were never asked
-    (`left_out`), and the runs of each, as round 0 of the sides ran them."""
+    sides gave (`measure`, judged in the head's checkout), those whose input the PR changes or
+    that were never asked (`left_out`), and the runs of each, as round 0 of the sides ran
+    them (`measure.repeats`). `problem`: why the head's instrument cannot be asked."""
 
-    ids: tuple[str, ...]
+    measure: Measure | None
     left_out: tuple[str, ...]
-    repeats: int
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
 class SuiteInstrument:
-    """How one suite is measured: the gate.yml whose cases and checks measure both sides,
-    the checkout whose code judges, the head side's own gate.yml (None: the measuring one is
-    its own), whether the PR adds cases, what it changes, and what the head's instrument is
-    asked (None: nothing that judges changed). `problem`: the base cannot measure."""
+    """How one suite is measured: the instrument of both sides, each side's own system (the
+    base's None: a new suite, the head runs alone), what the PR changes, what the head's
+    instrument is asked (None: nothing that judges changed), and why the base cannot run
+    (`base_problem`: its own system's files) or cannot measure at all (`problem`)."""
 
-    measuring: Path
-    config: GateConfig  # the measuring gate.yml's (its repeats, for the rounds of auto)
-    checks_root: Path
-    head_own: Path | None = None
-    adds_cases: bool = False
+    measure: Measure | None
+    head_own: OwnSystem | None
+    base_own: OwnSystem | None = None
+    auto: bool = False  # `repeats: auto` by the measuring gate.yml
     changes: tuple[Finding, ...] = ()
     rejudge: Rejudge | None = None
-    problem: Finding | None = field(default=None)
+    base_problem: str | None = None
+    problem: Finding | None = None
 
 
 def head_cases(loaded: LoadedConfig, name: str) -> list[Case]:
@@ -72,56 +76,97 @@ def head_cases(loaded: LoadedConfig, name: str) -> list[Case]:
 
 
 def suite_instrument(plan: FlowPlan, suite: SuitePlan, base_root: Path) -> SuiteInstrument:
-    request, baseline = plan.request, plan.baseline
-    head, head_root = request.config, request.revisions.repo.root
+    baseline, head = plan.baseline, plan.request.config
     if baseline.problem is not None:  # nothing measures: never the head's instead
-        problem = BaseUnreadable(problem=baseline.problem)
-        return SuiteInstrument(head.path, head.config, base_root, problem=problem)
+        return SuiteInstrument(None, None, problem=BaseUnreadable(problem=baseline.problem))
     if baseline.shared:  # one config outside the repository measures both: the base's code
-        return SuiteInstrument(measuring=head.path, config=head.config, checks_root=base_root)
+        return _own_instrument(head, suite.name, base_root, baseline=True)
     if not suite.baseline or baseline.loaded is None:  # a new suite, or the first gate.yml
-        return SuiteInstrument(measuring=head.path, config=head.config, checks_root=head_root)
-    measuring = baseline.config_in(base_root)
-    assert measuring is not None
+        return _own_instrument(head, suite.name, plan.request.revisions.repo.root)
+    return _base_instrument(plan, suite.name, baseline.loaded, base_root)
+
+
+def _own_instrument(
+    loaded: LoadedConfig, name: str, checks_root: Path, *, baseline: bool = False
+) -> SuiteInstrument:
+    """One config measures and runs: a new suite (the head alone), or a config outside the
+    repository that both sides share (`baseline`)."""
+    suite = loaded.config.suite(name)
+    own = own_of(loaded, suite)
+    measure = measure_of(loaded, suite, checked_cases(loaded, suite), checks_root)
+    auto = loaded.config.repeats == "auto"
+    return SuiteInstrument(measure, own, own if baseline else None, auto=auto)
+
+
+def _base_instrument(
+    plan: FlowPlan, name: str, base: LoadedConfig, base_root: Path
+) -> SuiteInstrument:
+    head, head_root = plan.request.config, plan.request.revisions.repo.root
+    base_suite = base.config.suite(name)
     try:
-        base = load_config(measuring)
-        base_suite = base.config.suite(suite.name)
-        base_cases = suite_cases(base, base_suite)
+        base_cases = checked_cases(base, base_suite)
+        problems = python_check_problems(base, base_root, base_cases)
+        if problems:
+            raise problems[0]
     except InputError as exc:
-        return SuiteInstrument(
-            measuring=measuring,
-            config=baseline.loaded.config,
-            checks_root=base_root,
-            problem=BaseUnreadable(problem=str(exc)),
-        )
-    new = head_cases(head, suite.name)
+        return SuiteInstrument(None, None, problem=BaseUnreadable(problem=str(exc)))
+    new = head_cases(head, name)
     known = {c.id for c in base_cases}
-    judged, unjudged = added_cases([c for c in new if c.id not in known], base_root, base)
+    judged, unjudged = added_cases([c for c in new if c.id not in known], base, base_root)
+    head_suite = head.config.suite(name)
     changes = instrument_changes(
-        Side(base, base_suite, base_cases, base_root),
-        Side(head, head.config.suite(suite.name), new, head_root),
+        SuiteDefinition(base, base_suite, base_cases, base_root),
+        SuiteDefinition(head, head_suite, new, head_root),
         [c.id for c in unjudged],
     )
+    measure = measure_of(base, base_suite, [*base_cases, *judged], base_root)
+    rejudge = None
+    if changes_judging(changes):
+        asked = (base_cases, new, judged)
+        rejudge = _rejudge(head, name, asked, head_root, first_repeats(base.config))
     return SuiteInstrument(
-        measuring=measuring,
-        config=base.config,
-        checks_root=base_root,
-        head_own=head.path,
-        adds_cases=bool(judged),
+        measure=measure,
+        head_own=own_of(head, head_suite),
+        base_own=own_of(base, base_suite),
+        auto=base.config.repeats == "auto",
         changes=tuple(changes),
-        rejudge=_rejudge(base, base_cases, new, judged) if changes_judging(changes) else None,
+        rejudge=rejudge,
+        base_problem=_base_problem(base, base_suite.name, base_root),
     )
+
+
+def _base_problem(base: LoadedConfig, name: str, root: Path) -> str | None:
+    """Why the base's own system cannot run in its checkout (a file it names is missing)."""
+    suite = base.config.suite(name)
+    problems = system_files_problems(base, suite, root) + pythonpath_problems(base, root)
+    return str(problems[0]) if problems else None
 
 
 def _rejudge(
-    base: LoadedConfig, base_cases: list[Case], new: list[Case], judged: list[Case]
+    head: LoadedConfig,
+    name: str,
+    asked_cases: tuple[list[Case], list[Case], list[Case]],
+    head_root: Path,
+    repeats: int,
 ) -> Rejudge:
-    """The head's cases whose answers both sides gave: the ones the base has with the same
-    input, and the added ones that were asked."""
+    """The head's cases whose answers both sides gave (of the base's cases, the head's and
+    the added ones asked): the ones the base has with the same input, and the added ones that
+    were asked; measured by the head's instrument, its code judging in the head's checkout."""
+    base_cases, new, judged = asked_cases
     before = {c.id: c for c in base_cases}
     asked = {c.id for c in judged}
     answered = [
-        c.id for c in new if (c.id in before and before[c.id].input == c.input) or c.id in asked
+        c for c in new if (c.id in before and before[c.id].input == c.input) or c.id in asked
     ]
-    left = [c.id for c in new if c.id not in set(answered)]
-    return Rejudge(tuple(answered), tuple(left), first_repeats(base.config))
+    left = tuple(c.id for c in new if c not in answered)
+    if not answered:
+        return Rejudge(None, left, problem="none of the head's cases was answered by both sides")
+    suite = head.config.suite(name)
+    try:
+        cases = checked_cases(head, suite)  # its judge and graders are there for its cases
+    except InputError as exc:
+        return Rejudge(None, left, problem=str(exc))
+    ids = {c.id for c in answered}
+    chosen = [c for c in cases if c.id in ids]
+    measure = measure_of(head, suite, chosen, head_root)
+    return Rejudge(measure.model_copy(update={"repeats": repeats}), left)

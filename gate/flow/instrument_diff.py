@@ -62,7 +62,7 @@ _JSON: TypeAdapter[JsonValue] = TypeAdapter(JsonValue)
 
 
 @dataclass(frozen=True)
-class Side:
+class SuiteDefinition:
     """One side's definition of the suite: its gate.yml, its suite, its cases, its checkout."""
 
     loaded: LoadedConfig
@@ -102,7 +102,7 @@ def case_changes(
     return found
 
 
-def _patterns(side: Side) -> list[str]:
+def _patterns(side: SuiteDefinition) -> list[str]:
     return [*side.loaded.config.watch, *side.suite.watch]
 
 
@@ -136,7 +136,7 @@ def _judge(judge: JudgeConfig | None) -> dict[str, JsonValue]:
     return {**_dumped(judge, {"headers"}), "headers": names}
 
 
-def _system(side: Side) -> dict[str, JsonValue]:
+def _system(side: SuiteDefinition) -> dict[str, JsonValue]:
     """The system block's keys; of its headers only the names (a value may be a secret), a
     promptfoo config by its path in the side's checkout (it is read as an absolute path)."""
     system = side.suite.system
@@ -153,7 +153,7 @@ def _sandbox(sandbox: SandboxConfig) -> dict[str, JsonValue]:
     return _dumped(sandbox, OWN_SANDBOX_KEYS)
 
 
-def config_changes(base: Side, head: Side) -> list[Finding]:
+def config_changes(base: SuiteDefinition, head: SuiteDefinition) -> list[Finding]:
     """The measuring blocks of gate.yml that differ: `cases:`, `watch`, `prices`, the judge,
     the sandbox's limits, the `system` block (its kind, or where it points)."""
     found: list[Finding] = []
@@ -188,7 +188,7 @@ def config_changes(base: Side, head: Side) -> list[Finding]:
     return found
 
 
-def replayed(base: Side, head: Side) -> list[Finding]:
+def replayed(base: SuiteDefinition, head: SuiteDefinition) -> list[Finding]:
     """A head that reads recorded answers (`replay`) where the base asks a system: it fails,
     whatever the answers say (they are the PR's own)."""
     system = head.suite.system
@@ -207,12 +207,12 @@ def _files_below(folder: Path) -> dict[str, bytes]:
     }
 
 
-def _template_folder(side: Side) -> Path | None:
+def _template_folder(side: SuiteDefinition) -> Path | None:
     templates = side.loaded.config.templates
     return side.loaded.base_dir / templates if templates else None
 
 
-def template_changes(base: Side, head: Side) -> list[Finding]:
+def template_changes(base: SuiteDefinition, head: SuiteDefinition) -> list[Finding]:
     """The comment templates: another folder, or other files in it."""
     folders = _template_folder(base), _template_folder(head)
     roots = base.root, head.root
@@ -224,7 +224,7 @@ def template_changes(base: Side, head: Side) -> list[Finding]:
     return [TemplatesChanged(base=shown[0], head=shown[1], files=files)]
 
 
-def _module_files(side: Side, module: str) -> dict[str, bytes]:
+def _module_files(side: SuiteDefinition, module: str) -> dict[str, bytes]:
     """A check module's file, found where the sandbox finds it (the pythonpath, the root)."""
     parts = module.split(".")
     folders = [side.root / entry for entry in side.loaded.config.sandbox.pythonpath]
@@ -236,7 +236,7 @@ def _module_files(side: Side, module: str) -> dict[str, bytes]:
     return {}
 
 
-def check_code_changes(base: Side, head: Side) -> list[Finding]:
+def check_code_changes(base: SuiteDefinition, head: SuiteDefinition) -> list[Finding]:
     """The files of the `expect.python` modules both sides' cases name, where they differ."""
     modules = sorted(
         {t.partition(":")[0] for c in (*base.cases, *head.cases) for t in c.expect.python}
@@ -250,7 +250,9 @@ def check_code_changes(base: Side, head: Side) -> list[Finding]:
     return [CheckCodeChanged(files=files)] if files else []
 
 
-def instrument_changes(base: Side, head: Side, unjudged: Sequence[str] = ()) -> list[Finding]:
+def instrument_changes(
+    base: SuiteDefinition, head: SuiteDefinition, unjudged: Sequence[str] = ()
+) -> list[Finding]:
     """Every change the head makes to the suite's instrument, in the comment's order."""
     return [
         *case_changes(base.cases, head.cases, unjudged),

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from gate.compare.droptest import split_levels
 from gate.compare.findings import Finding, NoBaseResults, SideFailed
@@ -18,18 +17,18 @@ from gate.errors import InputError
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.sides import SideStatus
 from gate.inputs.policy import Policy
-from gate.report.io import read_report
+from gate.report.models import Report
 
 
 @dataclass(frozen=True)
 class SuiteRun:
     """What the sides of a suite left: how each run ended (one per side, or per side and
-    shard) and where each side's whole report is; what the PR changes in the instrument and
+    shard) and each side's whole report; what the PR changes in the instrument and
     what the head's would say (`gate.flow.instrument`, `gate.flow.rejudge`); or why the base
     cannot measure (`problem`: nothing ran)."""
 
     statuses: tuple[SideStatus, ...]
-    reports: dict[str, Path]
+    reports: dict[str, Report]
     instrument: tuple[Finding, ...] = ()
     head_instrument: Finding | None = None
     rejudged: tuple[SideStatus, ...] = ()  # how re-judging with the head's instrument ended
@@ -72,8 +71,8 @@ def judge(
     failed = failed_comparison(run.statuses, suite)
     if failed is not None:
         return failed
-    head = read_report(run.reports["head"], fold_attempts=True)
-    base = read_report(run.reports["base"], fold_attempts=True) if baseline else None
+    head = run.reports["head"]
+    base = run.reports["base"] if baseline else None
     comparison = compare(base, head, policy, level)
     own = [run.head_instrument] if run.head_instrument is not None else []
     extra: list[Finding] = [*findings, *run.instrument, *own]

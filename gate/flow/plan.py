@@ -1,13 +1,16 @@
 """The flow's plan: what every suite of one flow shares, computed once from its request.
 
-`plan_flow` reads the base commit's gate.yml (`gate.flow.baseline`), builds from it the policy
+`plan_flow` reads the base commit's gate.yml from the commit's objects, at the path the
+request names (`gate.flow.baseline`), and parses it once, as it will lie in the base checkout
+the flow makes; builds from it the policy
 that judges the PR (the base's, with the request's overrides where they tighten it,
 `gate.flow.overrides`) and the notes on it for the comment, decides per suite whether it runs
 (change detection: every mode decides it the same way), lists the base's suites the head
 removes or renames (they fail), and takes the comments' templates from the base commit's
 `templates:` folder (the head's only when the base has no gate.yml). The full flow, `gate
 check`, `gate demo` and the Action's shard and finish modes each start from one plan; nothing
-after it reads the base's gate.yml or builds a policy again.
+after it reads a gate.yml or builds a policy again. The response cache is the base's
+(`cache.dir`) or the workflow's (`$GATE_CACHE_DIR`), never the head's.
 
 Planning also validates what the PR brings before any side runs (`validate_head`): the head's
 config, the case files of every suite that runs, the system files it names, its prompt
@@ -19,7 +22,7 @@ So is a response cache that holds answers committed to the repository (`refuse_p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gate.compare.models import Finding
@@ -35,9 +38,9 @@ from gate.inputs.policy import Policy
 from gate.inputs.templates import TemplateSet, read_template_folder, template_set
 from gate.providers.cache import resolve_cache_dir
 from gate.providers.prompts import ChatPrompt
-from gate.render import RenderContext, check_templates
+from gate.render import check_templates
+from gate.run.cases import checked_cases
 from gate.run.preflight import case_files_problems, pythonpath_problems, system_files_problems
-from gate.run.side import suite_cases
 
 
 @dataclass(frozen=True)
@@ -61,19 +64,19 @@ class SuitePlan:
 class FlowPlan:
     """One flow's request and what its suites share: the base's gate.yml, the policy that
     judges every suite, the head's (what its own instrument would say), the flow's notes on
-    it, each suite's plan, and the comments' render context (the request's `display`, with
-    the base's templates)."""
+    it, each suite's plan, the response cache, and the comments' templates (the base's)."""
 
     request: FlowRequest
     baseline: Baseline
     policy: Policy
     notes: tuple[Finding, ...]
     suites: tuple[SuitePlan, ...]
-    render: RenderContext
     head_policy: Policy
-    # The PR's own comment templates when others render its comment: rendered as well, their
-    # output thrown away, so that a template that breaks is the PR's bad input now (exit 2),
-    # not every later PR's after the merge.
+    cache: Path  # the one response cache of every side of the flow
+    templates: TemplateSet | None = None  # None: the built-in ones
+    # The PR's own comment templates when others render its comment: rendered as well by
+    # the caller, their output thrown away, so that a template that breaks is the PR's bad
+    # input now (exit 2), not every later PR's after the merge.
     head_templates: TemplateSet | None = None
 
     @property
@@ -92,16 +95,26 @@ class FlowPlan:
         what `repeats: auto` spends over its looks."""
         return self.policy.false_block_rate / max(1, len(self.compared))
 
+    @property
+    def base_root(self) -> Path:
+        """Where the base commit is checked out while the flow runs (`GitRepo.worktree`)."""
+        assert self.baseline.root is not None
+        return self.baseline.root
+
 
 def plan_flow(request: FlowRequest) -> FlowPlan:
     revisions, head = request.revisions, request.config
-    baseline = read_baseline(revisions.repo, revisions.base_sha, head)
+    base_root = revisions.repo.worktree_path()
+    baseline = read_baseline(revisions.repo, revisions.base_sha, request.config_at, head, base_root)
+    if baseline.root is None:
+        baseline = replace(baseline, root=base_root)
     policy, overridden = flow_policy(baseline, head, request.overrides)
     templates = comment_templates(head, revisions.repo.root)
     shown = base_templates(request, baseline, templates)
-    suites = plan_suites(request, baseline)
+    cache = cache_dir(request, baseline)
+    suites = plan_suites(request, baseline, cache)
     if any(s.runs for s in suites):  # answers are read: none may be the repository's
-        refuse_planted_answers(request)
+        refuse_planted_answers(request, cache)
     validate_head(request, [s for s in suites if s.runs], templates)
     return FlowPlan(
         request=request,
@@ -109,8 +122,9 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
         policy=policy,
         notes=(*overridden, *policy_findings(baseline, head)),
         suites=tuple(suites),
-        render=request.display.model_copy(update={"templates": shown}),
         head_policy=tightened(head.config, request.overrides)[0],
+        cache=cache,
+        templates=shown,
         head_templates=templates if templates is not None and templates != shown else None,
     )
 
@@ -155,7 +169,7 @@ def validate_head(
         escapes = case_files_problems(head, suite, root)
         if escapes:
             raise escapes[0]
-        suite_cases(head, suite)
+        checked_cases(head, suite)
         problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
         if problems:
             raise problems[0]
@@ -165,10 +179,10 @@ def validate_head(
         check_templates(templates)
 
 
-def plan_suites(request: FlowRequest, baseline: Baseline) -> list[SuitePlan]:
+def plan_suites(request: FlowRequest, baseline: Baseline, cache: Path) -> list[SuitePlan]:
     """Change detection: which suites run (the head's triggers or the base's `watch`), and
     which of them the base's gate.yml has; then the base's suites the head's lacks."""
-    changes = _changes(request)
+    changes = _changes(request, cache)
     root = request.revisions.repo.root
     plans = []
     for suite in request.config.config.suites:
@@ -189,19 +203,21 @@ def _skip_reason(changes: Sequence[FileChange], patterns: Sequence[str]) -> str:
     return f"no watched file changed ({len(changes)} changed; watching {shown})"
 
 
-def cache_dir(request: FlowRequest) -> Path:
-    """The one response cache of both sides (handed to them as $GATE_CACHE_DIR)."""
-    root = request.revisions.repo.root
-    return resolve_cache_dir(request.config.config.cache.dir, request.io.environ, root)
+def cache_dir(request: FlowRequest, baseline: Baseline) -> Path:
+    """The one response cache of both sides: the base's `cache.dir`, else the workflow's
+    (`$GATE_CACHE_DIR`, else the default). The head's `cache.dir` never decides it: a PR
+    could point it at answers it placed there itself."""
+    configured = baseline.loaded.config.cache.dir if baseline.loaded is not None else None
+    return resolve_cache_dir(configured, request.io.environ, request.revisions.repo.root)
 
 
-def refuse_planted_answers(request: FlowRequest) -> None:
+def refuse_planted_answers(request: FlowRequest, cache: Path) -> None:
     """A response cache inside the repository that holds files git tracks stops a flow that
     runs a suite (exit 2) before anything runs: a PR could commit answers there for its own
     requests, which the head side would then take for its system's. (A flow that runs
     nothing reads no answer: committed ones are no change, and it is skipped.)"""
     repo = request.revisions.repo
-    folder = relative_posix(cache_dir(request), repo.root)
+    folder = relative_posix(cache, repo.root)
     if folder is None:
         return
     tracked = repo.tracked_below(folder)
@@ -216,7 +232,7 @@ def refuse_planted_answers(request: FlowRequest) -> None:
         )
 
 
-def _changes(request: FlowRequest) -> list[FileChange]:
+def _changes(request: FlowRequest, cache: Path) -> list[FileChange]:
     revisions = request.revisions
     repo = revisions.repo
     head = revisions.head_sha
@@ -224,7 +240,7 @@ def _changes(request: FlowRequest) -> list[FileChange]:
     changes = repo.changed_files(since, head)
     # Our own reports and the response cache are never a change, even when committed or not
     # ignored (gate check runs in the working tree).
-    own = [relative_posix(path, repo.root) for path in (request.io.out_dir, cache_dir(request))]
+    own = [relative_posix(path, repo.root) for path in (request.io.out_dir, cache)]
     for rel in filter(None, own):
         changes = [c for c in changes if not any(p.startswith(rel + "/") for p in c.paths)]
     return changes

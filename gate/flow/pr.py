@@ -1,16 +1,17 @@
 """The PR flow: changed files -> which suites to run -> base and head runs -> verdicts.
 
-Both sides are measured by the base's instrument (its gate.yml, cases and check code, see
-`gate.flow.instrument`); each side's own system runs and reads that side's own files.
-A side is `gate run` in its own Python process (`-P`, so the checkout's folder is never put on
-the import path by accident): a `python` system imports a module of the same name from two
-checkouts, which one process cannot hold. The two sides of a suite run at the same time and
-share the response cache; their progress is streamed with the side as prefix.
-
-`gate check` and `gate demo` call `run_check`; `gate action` builds its `FlowRequest` from what
-the GitHub event names (see `gate.github.action`). Every mode plans the flow once
-(`gate.flow.plan.plan_flow`: the baseline, the policy, which suites run) and hands that plan
-to the steps (`run_planned`, `judge`, `outcomes`), which the sharded modes of the action share
+Every mode plans the flow once (`gate.flow.plan.plan_flow`: the base's gate.yml, the policy,
+which suites run, the cache). Then, per suite that runs, in one checkout of the base:
+1. the instrument (`gate.flow.instrument`): the base's cases and checks measure both sides,
+   each side runs its own system;
+2. one runner process per side (`gate.flow.sides`), alive for the whole suite: round 0, then
+   `repeats: auto`'s rounds (`gate.flow.adaptive`), the reports held in memory;
+3. each side's report written once (`gate.flow.reports`); the head's own instrument asked
+   about the same answers when the PR changes what judges (`gate.flow.rejudge`);
+4. the comparison by the plan's policy (`gate.flow.judging`), Holm's split over the suites,
+   the accept label, the prompt and config diffs.
+The flow returns typed outcomes; its callers render them (`gate check`, `gate demo`, the
+Action's `gate.github.publish`). The sharded modes of the Action share these steps
 (`gate.flow.sharded`).
 """
 
@@ -21,44 +22,61 @@ import re
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TextIO, TypeVar
 
 from gate.compare.acceptance import accept
 from gate.compare.findings import SuiteRemoved
 from gate.compare.models import VERDICT_ORDER, Comparison, exit_code_of, skipped_comparison
+from gate.flow.baseline import config_path
 from gate.flow.git import GitRepo
 from gate.flow.instrument import SuiteInstrument, suite_instrument
 from gate.flow.judging import Judged, SuiteRun, judge_planned, split_false_blocks
-from gate.flow.plan import FlowPlan, SuitePlan, cache_dir, plan_flow
-from gate.flow.rejudge import head_instrument, run_rejudge
+from gate.flow.plan import FlowPlan, SuitePlan, plan_flow
+from gate.flow.reports import write_side_report
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
-from gate.flow.sides import Side, run_sides, side_env
+from gate.flow.sides import SideProcess, SideStatus, run_round, side_env, start_sides
 from gate.flow.system_diff import with_system_diff
 from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
-from gate.render import RenderContext, render_comment, render_summary
+from gate.inputs.templates import TemplateSet
+from gate.report.models import Report
+from gate.run.protocol import RunMore
+from gate.run.spec import SideSpec
 
 
 @dataclass(frozen=True)
 class SuiteOutcome:
-    """One suite of the flow: its comparison, the rendered comment and summary, and where they
-    are shown (`context`: for other formats of the same comparison, e.g. the terminal's)."""
+    """One suite of the flow: its comparison, the changes that made it run, and where its
+    reports were written (by side)."""
 
     suite: str
     comparison: Comparison
-    markdown: str
-    summary: str
     changes: tuple[str, ...] = ()
     reports: dict[str, Path] = field(default_factory=dict)
-    context: RenderContext = field(default_factory=RenderContext)
 
-    def __iter__(self) -> Iterator[Any]:
-        """Unpacks as `(suite, comparison, markdown)`."""
-        return iter((self.suite, self.comparison, self.markdown))
+
+@dataclass(frozen=True)
+class FlowOutcome:
+    """What a flow found: each suite's outcome, the commits compared, and the templates its
+    comments render with (the base's; `head_templates`: the PR's own, which must render too)."""
+
+    suites: tuple[SuiteOutcome, ...]
+    base_sha: str
+    head_sha: str  # the head commit (gate check: the working tree's HEAD)
+    templates: TemplateSet | None = None
+    head_templates: TemplateSet | None = None
+
+    @property
+    def verdict(self) -> str:
+        return combined_verdict(self.suites)
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.suites)
 
 
 def exit_on_sigterm() -> None:
@@ -101,25 +119,6 @@ def report_label(side: str, shard: Shard | None) -> str:
     return f"{side}.{shard_name(shard)}" if shard else side
 
 
-def run_planned(
-    plan: FlowPlan, then: Callable[[SuitePlan, SuiteRun], T], *, shard: Shard | None = None
-) -> dict[str, T]:
-    """Run both sides (or `shard` of them) of every suite that needs it, in one base worktree;
-    `then` takes each suite's runs as they end, so a bad head config stops at the first suite.
-    Answers recorded for re-judging stay in a private folder, removed with the worktree."""
-    runnable = plan.runnable
-    if not runnable:
-        return {}
-    repo = plan.request.revisions.repo
-    with (
-        repo.worktree(plan.request.revisions.base_sha) as base_root,
-        tempfile.TemporaryDirectory(prefix="gate-answers-") as answers,
-    ):
-        env = side_env(repo.subprocess_env(), cache_dir(plan.request))
-        where = SuiteSetting(base_root, env, shard, Path(answers))
-        return {s.name: then(s, _run_suite(plan, s, where)) for s in runnable}
-
-
 @dataclass(frozen=True)
 class SuiteSetting:
     """Where a suite's sides run: the base checkout, their environment, the shard, and the
@@ -131,64 +130,124 @@ class SuiteSetting:
     answers: Path
 
 
-def _sides(plan: FlowPlan, suite: SuitePlan, inst: SuiteInstrument, at: SuiteSetting) -> list[Side]:
+def run_planned(
+    plan: FlowPlan, then: Callable[[SuitePlan, SuiteRun], T], *, shard: Shard | None = None
+) -> dict[str, T]:
+    """Run both sides (or `shard` of them) of every suite that needs it, in one base worktree;
+    `then` takes each suite's runs as they end, so a bad head config stops at the first suite.
+    Answers recorded for re-judging stay in a private folder, removed with the worktree."""
+    runnable = plan.runnable
+    if not runnable:
+        return {}
+    repo = plan.request.revisions.repo
+    with (
+        repo.worktree(plan.request.revisions.base_sha, plan.base_root) as base_root,
+        tempfile.TemporaryDirectory(prefix="gate-answers-") as answers,
+    ):
+        env = side_env(repo.subprocess_env())
+        where = SuiteSetting(base_root, env, shard, Path(answers))
+        return {s.name: then(s, run_suite(plan, s, where)) for s in runnable}
+
+
+def side_specs(
+    plan: FlowPlan, suite: SuitePlan, inst: SuiteInstrument, at: SuiteSetting
+) -> list[SideSpec]:
     """The head with its own system, measured by the suite's instrument (the base's), and the
-    base when the base has the suite."""
-    request, folder, shard = plan.request, suite_folder(suite.name), at.shard
-    reports = request.io.out_dir.resolve() / folder
-    private = request.io.heldout_detail
-    label = report_label("head", shard)
-    head = Side(
-        "head",
-        request.revisions.repo.root,
-        inst.measuring,
-        suite.name,
-        reports / f"{label}.jsonl",
-        system_config=inst.head_own,
-        heldout_detail=private / folder if private else None,
-        shard=shard,
-        use_cache=request.io.use_cache,
-        checks_root=inst.checks_root,
-        added_cases=request.config.path if inst.adds_cases else None,
-        cache_dir=cache_dir(request),
-        record=at.answers / folder / f"{label}.answers.jsonl" if inst.rejudge else None,
-    )
-    if not suite.baseline:
-        return [head]
-    label = report_label("base", shard)
-    base = replace(
-        head,
-        name="base",
-        root=at.base_root,
-        report=reports / f"{label}.jsonl",
-        system_config=None,
-        record=at.answers / folder / f"{label}.answers.jsonl" if inst.rejudge else None,
-    )
-    return [base, head]
+    base with its own when the base has the suite and can run it."""
+    assert inst.measure is not None and inst.head_own is not None
+    folder, request = suite_folder(suite.name), plan.request
+
+    def spec(side: str, root: Path, own: object) -> SideSpec:
+        label = report_label(side, at.shard)
+        record = at.answers / folder / f"{label}.answers.jsonl" if inst.rejudge else None
+        return SideSpec.model_validate(
+            {
+                "label": label,
+                "suite": suite.name,
+                "side": side,
+                "root": root,
+                "measure": inst.measure,
+                "own": own,
+                "cache_dir": plan.cache,
+                "use_cache": request.io.use_cache and _cache_enabled(plan),
+                "shard": str(at.shard) if at.shard else None,
+                "record": record,
+            }
+        )
+
+    specs = [spec("head", request.revisions.repo.root, inst.head_own)]
+    if inst.base_own is not None and inst.base_problem is None:
+        specs.insert(0, spec("base", at.base_root, inst.base_own))
+    return specs
 
 
-def _run_suite(plan: FlowPlan, suite: SuitePlan, at: SuiteSetting) -> SuiteRun:
+def _cache_enabled(plan: FlowPlan) -> bool:
+    """The base's `cache.enabled` (the head's only where the base has no gate.yml)."""
+    loaded = plan.baseline.loaded or plan.request.config
+    return loaded.config.cache.enabled
+
+
+def run_suite(plan: FlowPlan, suite: SuitePlan, at: SuiteSetting) -> SuiteRun:
     inst = suite_instrument(plan, suite, at.base_root)
     if inst.problem is not None:
         return SuiteRun((), {}, problem=inst.problem)
-    sides = _sides(plan, suite, inst, at)
+    specs = side_specs(plan, suite, inst, at)
     stream = plan.request.io.stream
-    names = " and ".join(s.name for s in sides) + ("" if suite.baseline else " (a new suite)")
+    names = " and ".join(s.side or "" for s in specs) + ("" if suite.baseline else " (a new suite)")
     what = f"shard {at.shard} of {names}" if at.shard else names
     print(f"[gate] suite {suite.name}: running {what}", file=stream, flush=True)
-    run_sides(sides, at.env, stream)
-    auto = inst.config.repeats == "auto" and len(sides) == 2
-    if auto and not any(s.returncode for s in sides):
-        from gate.flow.adaptive import spend
+    sides = start_sides(specs, at.env, stream)
+    try:
+        run_round(sides, RunMore(repeats=specs[0].measure.repeats), first=True)
+        if inst.auto and len(sides) == 2 and all(s.complete for s in sides):
+            from gate.flow.adaptive import spend
 
-        spend(plan, sides, at.env)
-    run = SuiteRun(
-        tuple(s.status() for s in sides), {s.name: s.report for s in sides}, inst.changes
-    )
-    if inst.rejudge is None or any(s.status().fatal for s in sides):
+            spend(plan, sides)
+    finally:
+        for side in sides:
+            side.close()
+    statuses = [s.status() for s in sides]
+    if inst.base_problem is not None:
+        statuses.insert(0, SideStatus(side="base", returncode=2, error=inst.base_problem))
+    run = SuiteRun(tuple(statuses), _written(plan, suite, sides), inst.changes)
+    return _rejudged(plan, suite, inst, specs, run)
+
+
+def _written(plan: FlowPlan, suite: SuitePlan, sides: Sequence[SideProcess]) -> dict[str, Report]:
+    """Each side's report that answered round 0, written once into the suite's folder."""
+    folder = suite_folder(suite.name)
+    private = plan.request.io.heldout_detail
+    return {
+        side.name: write_side_report(
+            side.report(),
+            plan.request.io.out_dir.resolve() / folder,
+            side.spec.label,
+            duration_s=side.seconds,
+            http=side.http,
+            heldout_detail=private / folder if private else None,
+        )
+        for side in sides
+        if side.complete
+    }
+
+
+def _rejudged(
+    plan: FlowPlan, suite: SuitePlan, inst: SuiteInstrument, specs: list[SideSpec], run: SuiteRun
+) -> SuiteRun:
+    """The run, with what the head's own instrument says of the same answers (when the PR
+    changes what judges and both sides ran)."""
+    from gate.flow.rejudge import head_instrument, run_rejudge
+
+    if inst.rejudge is None or len(specs) < 2 or any(s.fatal for s in run.statuses):
         return run
+    stream = plan.request.io.stream
+    if inst.rejudge.measure is None:
+        found = head_instrument(inst.rejudge, (), {}, plan.head_policy)
+        return replace(run, head_instrument=found)
     print(f"[gate] suite {suite.name}: judging again with the head's instrument", file=stream)
-    statuses, reports = run_rejudge(sides, inst, plan.request.config.path, at.env, stream)
+    env = side_env(plan.request.revisions.repo.subprocess_env())
+    out = plan.request.io.out_dir.resolve() / suite_folder(suite.name)
+    statuses, reports = run_rejudge(specs, inst.rejudge, env, out, stream)
     found = head_instrument(inst.rejudge, statuses, reports, plan.head_policy)
     return replace(run, head_instrument=found, rejudged=statuses)
 
@@ -200,41 +259,42 @@ def removed_comparison(plan: FlowPlan, suite: SuitePlan) -> Comparison:
     return Comparison(verdict="fail", findings=[finding, *plan.notes], suite=suite.name)
 
 
-def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> list[SuiteOutcome]:
+def outcomes(plan: FlowPlan, judged: Mapping[str, Judged]) -> FlowOutcome:
     """Every suite's verdict, after Holm's steps over the suites (`split_false_blocks`),
-    accepted when the PR carries the base's accept label, rendered as its comment and job
-    summary; skipped and removed ones too."""
-    request, revisions = plan.request, plan.request.revisions
+    accepted when the PR carries the base's accept label; skipped and removed ones too."""
     judged = split_false_blocks(plan, judged)
-    result = []
-    for suite in plan.suites:
-        if suite.runs:
-            comparison, run = judged[suite.name]
-            reports = run.reports
-            config = request.config.config.suite(suite.name)
-            cases = case_globs(request.config, config, revisions.repo.root)
-            comparison = with_system_diff(
-                revisions.repo, revisions.base_sha, revisions.head_sha, comparison, cases
-            )
-        elif suite.removed:
-            comparison, reports = removed_comparison(plan, suite), {}
-        else:
-            comparison, reports = skipped_comparison(suite.skip_reason or "", suite=suite.name), {}
-        comparison = accept(comparison, plan.policy.accept_label, request.labels)
-        ctx = plan.render.model_copy(update={"suite": suite.name})
-        markdown, summary = render_comment(comparison, ctx), render_summary(comparison, ctx)
-        if plan.head_templates is not None:  # the PR's own: they must render too (see plan)
-            own = ctx.model_copy(update={"templates": plan.head_templates})
-            render_comment(comparison, own), render_summary(comparison, own)
-        changed = tuple(str(c) for c in suite.changes)
-        result.append(
-            SuiteOutcome(suite.name, comparison, markdown, summary, changed, reports, ctx)
+    revisions = plan.request.revisions
+    return FlowOutcome(
+        suites=tuple(_outcome(plan, suite, judged) for suite in plan.suites),
+        base_sha=revisions.base_sha,
+        head_sha=revisions.head_sha or revisions.repo.head_sha(),
+        templates=plan.templates,
+        head_templates=plan.head_templates,
+    )
+
+
+def _outcome(plan: FlowPlan, suite: SuitePlan, judged: Mapping[str, Judged]) -> SuiteOutcome:
+    request, revisions = plan.request, plan.request.revisions
+    reports: dict[str, Path] = {}
+    if suite.runs:
+        comparison, run = judged[suite.name]
+        reports = {side: report.path for side, report in run.reports.items()}
+        config = request.config.config.suite(suite.name)
+        cases = case_globs(request.config, config, revisions.repo.root)
+        comparison = with_system_diff(
+            revisions.repo, revisions.base_sha, revisions.head_sha, comparison, cases
         )
-    return result
+    elif suite.removed:
+        comparison = removed_comparison(plan, suite)
+    else:
+        comparison = skipped_comparison(suite.skip_reason or "", suite=suite.name)
+    comparison = accept(comparison, plan.policy.accept_label, request.labels)
+    changed = tuple(str(c) for c in suite.changes)
+    return SuiteOutcome(suite.name, comparison, changed, reports)
 
 
-def run_flow(plan: FlowPlan) -> list[SuiteOutcome]:
-    """Run base and head of the suites that run, compare them by the plan's policy, render."""
+def run_flow(plan: FlowPlan) -> FlowOutcome:
+    """Run base and head of the suites that run, compare them by the plan's policy."""
 
     def judged(suite: SuitePlan, run: SuiteRun) -> Judged:
         return judge_planned(plan, suite, run), run
@@ -257,26 +317,23 @@ def run_check(
     heldout_detail: Path | None = None,
     use_cache: bool = True,
     labels: Sequence[str] = (),
-) -> list[SuiteOutcome]:
+) -> FlowOutcome:
     """The PR flow on a local repository: the working tree against `base_ref` (default: the
     remote's default branch), as a PR with `labels`. Nothing is fetched or posted."""
     env = dict(os.environ if environ is None else environ)
     git_repo = GitRepo(repo, environ=env)
     try:
-        loaded = load_config(config)
         base_sha = git_repo.resolve_ref(base_ref or git_repo.default_base(), fetch=False)
         request = FlowRequest(
             revisions=Revisions(git_repo, base_sha),
-            config=loaded,
+            config=load_config(config),
+            config_at=config_path(git_repo.root, config),
             io=FlowIO(
                 out_dir,
                 environ=env,
                 stream=stream or sys.stderr,
                 heldout_detail=heldout_detail.resolve() if heldout_detail else None,
                 use_cache=use_cache,
-            ),
-            display=RenderContext(
-                head_sha=git_repo.head_sha(), base_sha=base_sha, report_hint=str(out_dir)
             ),
             overrides=PolicyOverrides(threshold=threshold),
             labels=tuple(labels),

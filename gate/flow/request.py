@@ -16,7 +16,6 @@ from typing import TextIO
 from gate.flow.git import GitRepo
 from gate.inputs.config import LoadedConfig
 from gate.inputs.policy import Severity
-from gate.render import RenderContext
 
 
 @dataclass(frozen=True)
@@ -53,17 +52,18 @@ class FlowIO:
 
 @dataclass(frozen=True)
 class FlowRequest:
-    """One PR flow: what it compares, by which config, where it writes, how it is shown.
+    """One PR flow: what it compares, by which config, where it writes.
 
     `config` is the head's gate.yml (its suites' systems, the triggers; what measures and the
-    policy come from the base's, see `gate.flow.baseline` and `gate.flow.instrument`).
-    `display` is how the comments link (repository, the shas shown, the run); its `suite` is
-    set per suite. `labels` are the PR's labels (the accept label turns a fail into a pass).
+    policy come from the base's, see `gate.flow.baseline` and `gate.flow.instrument`);
+    `config_at` is its path in the repository as the workflow (or `gate check -c`) names it,
+    where the base's is read (None: a config outside the repository serves both sides).
+    `labels` are the PR's labels (the accept label turns a fail into a pass).
     """
 
     revisions: Revisions
     config: LoadedConfig
+    config_at: str | None
     io: FlowIO
-    display: RenderContext = field(default_factory=RenderContext)
     overrides: PolicyOverrides = field(default_factory=PolicyOverrides)
     labels: tuple[str, ...] = ()

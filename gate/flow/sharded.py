@@ -43,7 +43,7 @@ from gate.flow.instrument import SuiteInstrument, suite_instrument
 from gate.flow.judging import Judged, SuiteRun, failed_comparison, judge_planned
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.flow.pr import (
-    SuiteOutcome,
+    FlowOutcome,
     outcomes,
     report_label,
     run_planned,
@@ -59,6 +59,7 @@ from gate.inputs.shard import Shard
 from gate.render.markdown import text
 from gate.render.reasons import sentence
 from gate.report.files import atomic_write
+from gate.report.io import read_report
 from gate.report.merge import check_shards, merge_reports
 from gate.report.models import RunMeta
 
@@ -250,7 +251,8 @@ def _finish_suite(
     problem = _merge_sides(found, statuses, out)
     if problem is not None:
         return Comparison(verdict="error", findings=[problem], suite=suite), NOTHING_RAN
-    reports = {side: out / f"{side}.jsonl" for side in SIDES}
+    ran = sorted({s.side for s in statuses})
+    reports = {side: read_report(out / f"{side}.jsonl") for side in ran}
     run = SuiteRun(statuses, reports, inst.changes, _head_instrument(plan, inst, found, out))
     return judge_planned(plan, planned, run), run
 
@@ -262,6 +264,8 @@ def _head_instrument(
     was not asked (nothing that judges changed)."""
     if inst.rejudge is None:
         return None
+    if inst.rejudge.measure is None:
+        return head_instrument(inst.rejudge, (), {}, plan.head_policy)
     if not all(r.rejudged for _, r in found):
         return HeadInstrumentUnknown(reason="not every shard job re-judged its answers")
     statuses = tuple(s for _, r in found for s in r.rejudged)
@@ -272,11 +276,11 @@ def _head_instrument(
             merge_reports(paths, target, side)
         except InputError as exc:
             return HeadInstrumentUnknown(reason=f"the re-judged {side} shards do not merge: {exc}")
-    reports = {side: target / f"{side}.jsonl" for side in SIDES}
+    reports = {side: read_report(target / f"{side}.jsonl") for side in SIDES}
     return head_instrument(inst.rejudge, statuses, reports, plan.head_policy)
 
 
-def run_finish_flow(plan: FlowPlan, folder: Path) -> list[SuiteOutcome]:
+def run_finish_flow(plan: FlowPlan, folder: Path) -> FlowOutcome:
     """Merge the shard jobs' reports found under `folder`, then judge and render as the
     unsharded flow does (the instrument read again in a checkout of the base)."""
     runnable = plan.runnable
@@ -285,7 +289,7 @@ def run_finish_flow(plan: FlowPlan, folder: Path) -> list[SuiteOutcome]:
     found = find_records(folder)
     shown = display_path(folder, plan.request.revisions.repo.root)
     revisions = plan.request.revisions
-    with revisions.repo.worktree(revisions.base_sha) as base_root:
+    with revisions.repo.worktree(revisions.base_sha, plan.base_root) as base_root:
         judged = {
             p.name: _finish_suite(plan, p, found.get(p.name, []), shown, base_root)
             for p in runnable

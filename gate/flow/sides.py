@@ -1,10 +1,13 @@
-"""Running the sides: `gate run` of base and head, each in its own Python process, at once.
+"""The sides of a suite as runner processes: one per side, alive for the whole suite.
 
-Each side runs with `-P`, so the checkout's folder is never put on the import path by
-accident: a `python` system imports a module of the same name from two checkouts, which one
-process cannot hold. The two sides share the response cache; their progress is streamed with
-the side as prefix. When one side fails for good, the other is stopped, but never during its
-start: its own bad input is always seen, whichever side failed first.
+Each side's runner (`gate.run.serve`) gets its `SideSpec` whole, then requests: round 0 runs
+every case, `repeats: auto`'s later rounds run some cases a few more times. Results stream
+back as typed records into the side's report, held here in memory and written once at the end
+(`gate.flow.reports`). A runner is a Python process of its own (isolated: the job's Python
+environment does not reach it), so a `python` system may import a module of the same name
+from two checkouts. Its log (progress) is streamed with the side as prefix. When one side
+fails for good, the other is stopped, but never during its start: its own bad input is always
+seen, whichever side failed first.
 """
 
 from __future__ import annotations
@@ -18,35 +21,31 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal, TextIO
+from typing import IO, Literal, TextIO
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gate.errors import InputError
-from gate.inputs.shard import Shard
 from gate.providers.secrets import without_gate_credentials
-from gate.report.io import report_paths
+from gate.report.models import CaseResult, Report, RunMeta
+from gate.run.protocol import RECORD, Close, Done, Failed, Ready, Result, RunMore
+from gate.run.spec import SideSpec
 
 SIDES = ("base", "head")
 TAIL_LINES = 20
 STARTUP_GRACE_S = 60.0  # how long a failure waits for the other side to finish starting
 
 
-# --- running the sides -----------------------------------------------------------------------
-
-
 class SideStatus(BaseModel):
-    """How one side's `gate run` ended (in the sharded mode: one side of one shard)."""
+    """How one side's runner ended (in the sharded mode: one side of one shard)."""
 
     model_config = ConfigDict(frozen=True)
 
     side: Literal["base", "head"]
     returncode: int | None = None  # None: it never came to an end
-    error: str | None = None  # the run's last error line, when it failed
+    error: str | None = None  # why it failed
     shard: str | None = None  # `I/N` in the sharded mode
-    complete: bool = False  # the run wrote its whole report (also when every case errored)
+    complete: bool = False  # it answered round 0 whole (also when every case errored)
 
     @property
     def who(self) -> str:
@@ -58,171 +57,224 @@ class SideStatus(BaseModel):
 
     @property
     def fatal(self) -> bool:
-        """A failure that leaves no report to compare, on either side. A run whose every case
-        ended in an error (exit 3) did write its report: the comparison names the errors."""
-        return self.returncode not in (0, None) and not self.complete
+        """A failure that leaves no report to compare. A run whose every case ended in an
+        error did answer round 0: the comparison names the errors."""
+        return not self.complete
 
 
-@dataclass(frozen=True)
-class MoreRuns:
-    """A round of `repeats: auto`: `repeats` more runs of the cases listed in `cases_from`,
-    added to the side's report (`gate run --append`)."""
+class SideProcess:
+    """One side's runner process and the report it has answered so far."""
 
-    cases_from: Path
-    repeats: int
+    def __init__(self, spec: SideSpec, env: Mapping[str, str], out: TextIO) -> None:
+        assert spec.side is not None
+        self.spec = spec
+        self.name: Literal["base", "head"] = spec.side
+        self.env = dict(env)
+        self.out = out
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.meta: RunMeta | None = None
+        self.results: dict[str, CaseResult] = {}
+        self.http: dict[str, dict[str, int]] = {}
+        self.failure: Failed | None = None
+        self.complete = False
+        self.returncode: int | None = None
+        self.started_at = time.perf_counter()
+        self._proc: subprocess.Popen[str] | None = None
+        self._requests: IO[str] | None = None
+        self._records: IO[str] | None = None
+        self._log: threading.Thread | None = None
 
+    # -- the process --
 
-@dataclass
-class Side:
-    """One side of a suite as a `gate run` process: what it runs (`gate_run_args` makes its
-    arguments) and, once started, how it ended."""
+    def start(self) -> None:
+        request_r, request_w = os.pipe()
+        record_r, record_w = os.pipe()
+        self._proc = subprocess.Popen(
+            runner_argv(request_r, record_w),
+            cwd=self.spec.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+            pass_fds=(request_r, record_w),
+        )
+        os.close(request_r)
+        os.close(record_w)
+        self._requests = os.fdopen(request_w, "w", encoding="utf-8")
+        self._records = os.fdopen(record_r, encoding="utf-8", errors="replace")
+        self._log = threading.Thread(target=self._stream_log, daemon=True)
+        self._log.start()
+        self._send(self.spec.model_dump_json(by_alias=True))
 
-    name: Literal["base", "head"]
-    root: Path  # the checkout whose system runs
-    config: Path  # the measuring gate.yml (the base's): cases, checks, judge, prices, limits
-    suite: str
-    report: Path  # OUT/LABEL.jsonl
-    system_config: Path | None = None  # the side's own gate.yml (the head's): its system
-    heldout_detail: Path | None = None  # a folder for the full report, held-out cases shown
-    shard: Shard | None = None  # only this shard of the suite
-    use_cache: bool = True
-    checks_root: Path | None = None  # the checkout whose code judges (the base's)
-    added_cases: Path | None = None  # the gate.yml whose suite adds cases (the head's)
-    cache_dir: Path | None = None  # the one response cache of every side of the flow
-    record: Path | None = None  # write round 0's answers here (for re-judging them)
-    answers: Path | None = None  # re-judge these recorded answers instead of calling
-    cases_from: Path | None = None  # only these cases (with `answers`: the re-judged ones)
-    repeats: int | None = None  # runs per case (with `answers`: round 0's)
-    returncode: int | None = field(default=None, init=False)
-    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES), init=False)
+    def _stream_log(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        prefix = f"[{self.name}]"
+        for raw in self._proc.stdout:
+            line = raw.rstrip("\n")
+            self.tail.append(line)
+            shown = line if line.startswith(prefix) else f"{prefix} {line}"
+            with _LOG_LOCK:
+                self.out.write(shown + "\n")
+                self.out.flush()
+
+    def _send(self, line: str) -> bool:
+        try:
+            assert self._requests is not None
+            self._requests.write(line + "\n")
+            self._requests.flush()
+            return True
+        except (OSError, ValueError):  # the runner is gone: its records say why
+            return False
+
+    # -- the conversation --
+
+    @property
+    def started(self) -> bool:
+        """Past its start: its cases and system were accepted (it said `ready`)."""
+        return self.meta is not None
+
+    @property
+    def alive(self) -> bool:
+        return self.failure is None and self.returncode is None
+
+    def wait_ready(self) -> bool:
+        """Read until `ready`; False when the runner failed instead."""
+        if self.meta is None:
+            self._read_until(Ready)
+        return self.meta is not None
+
+    def ask(self, request: RunMore) -> bool:
+        """One request answered in full (its results are in the report); False on failure."""
+        if not self.wait_ready() or not self._send(request.model_dump_json()):
+            return self._ended()
+        return self._read_until(Done)
+
+    def _read_until(self, kind: type[Ready] | type[Done]) -> bool:
+        assert self._records is not None
+        for line in self._records:
+            try:
+                record = RECORD.validate_json(line)
+            except ValidationError:
+                continue  # never a line of ours: nothing else writes there
+            if isinstance(record, Result):
+                self.results[record.result.id] = record.result
+            elif isinstance(record, Ready):
+                self.meta = record.meta
+            elif isinstance(record, Done):
+                self.http = record.http
+            else:
+                self.failure = record
+                return self._ended()
+            if isinstance(record, kind):
+                return True
+        return self._ended()
+
+    def _ended(self) -> bool:
+        """The runner stopped answering: wait for its exit, stopping what it left."""
+        self.stop()
+        return False
+
+    def close(self) -> None:
+        """Ask the runner to end, then make sure it and its process group did."""
+        if self._proc is not None and self._proc.poll() is None and self.failure is None:
+            self._send(Close().model_dump_json())
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=30)
+        self.stop()
+
+    def stop(self) -> None:
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            _kill(self._proc)
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._proc.pid, signal.SIGKILL)  # what the runner left behind
+        self.returncode = self._proc.wait()
+        if self._log is not None:
+            self._log.join(timeout=2)  # a descendant may hold the log: never wait on it
+        if self._requests is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._requests.close()
+
+    # -- what it left --
 
     @property
     def error_line(self) -> str:
+        if self.failure is not None:
+            return self.failure.message
         for line in reversed(self.tail):
             if line.startswith("gate: error: "):
                 return line.removeprefix("gate: error: ")
         return self.tail[-1] if self.tail else "no output"
 
-    @property
-    def detail_report(self) -> Path | None:
-        """The full held-out report, when the side writes one."""
-        if self.heldout_detail is None:
-            return None
-        return self.heldout_detail / self.report.name
-
     def status(self) -> SideStatus:
-        failed = self.returncode not in (0, None)
-        return SideStatus.model_validate(
-            {
-                "side": self.name,
-                "returncode": self.returncode,
-                "error": self.error_line if failed else None,
-                "shard": str(self.shard) if self.shard else None,
-                "complete": report_paths(self.report.parent, self.report.stem)[1].is_file(),
-            }
+        code = self.failure.exit_code if self.failure is not None else self.returncode
+        return SideStatus(
+            side=self.name,
+            returncode=code,
+            error=None if self.complete else self.error_line,
+            shard=self.spec.shard,
+            complete=self.complete,
         )
 
+    def report(self) -> Report:
+        """The side's report so far, in suite order."""
+        assert self.meta is not None
+        results = sorted(self.results.values(), key=lambda r: r.index)
+        return Report(meta=self.meta, results=results, path=self.spec.root)
 
-def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
-    """The side's `gate run` command line, from `run` on. Names are joined to their option
-    (`--suite=NAME`): one may start with `-`. The flow's paths are absolute."""
-    args = [
-        "run", "-c", str(side.config), f"--suite={side.suite}", "--root", str(side.root),
-        "--out", str(side.report.parent), f"--label={side.report.stem}",
-    ]  # fmt: skip
-    if side.shard is not None:
-        args += ["--shard", str(side.shard)]
-    if not side.use_cache:
-        args.append("--no-cache")
-    paths = {
-        "--system-config": side.system_config,
-        "--heldout-detail": side.heldout_detail,
-        "--checks-root": side.checks_root,
-        "--added-cases": side.added_cases,
-        "--cache-dir": side.cache_dir,
-        "--answers": side.answers,
-    }
-    if more is None:  # round 0: records its answers, takes its own case list and repeats
-        paths |= {"--record": side.record, "--cases-from": side.cases_from}
-    args += [arg for flag, path in paths.items() if path is not None for arg in (flag, str(path))]
-    if more is not None:
-        args += ["--cases-from", str(more.cases_from), "--append", "--repeats", str(more.repeats)]
-    elif side.repeats is not None:
-        args += ["--repeats", str(side.repeats)]
-    return args
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started_at
 
 
-def side_env(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
+_LOG_LOCK = threading.Lock()
+
+
+def runner_argv(requests: int, records: int) -> list[str]:
+    """A side's runner: a Python of the gate's own (isolated: no PYTHONPATH, no user site, no
+    `sitecustomize` of the checkout), speaking on the two descriptors."""
+    return [sys.executable, "-I", "-m", "gate.run.serve", str(requests), str(records)]
+
+
+def side_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The runners' environment: the job's, without the gate's own credentials."""
     env = without_gate_credentials(environ)
-    env["GATE_CACHE_DIR"] = str(cache_dir)
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
 
-def _stream(process: subprocess.Popen[str], side: Side, out: TextIO, lock: threading.Lock) -> None:
-    assert process.stdout is not None
-    for raw in process.stdout:
-        line = raw.rstrip("\n")
-        side.tail.append(line)
-        shown = line if line.startswith(f"[{side.name}]") else f"[{side.name}] {line}"
-        with lock:
-            out.write(shown + "\n")
-            out.flush()
+def start_sides(
+    specs: Sequence[SideSpec], env: Mapping[str, str], out: TextIO
+) -> list[SideProcess]:
+    sides = [SideProcess(spec, env, out) for spec in specs]
+    for side in sides:
+        side.start()
+    return sides
 
 
-def run_sides(
-    sides: Sequence[Side], env: Mapping[str, str], out: TextIO, more: MoreRuns | None = None
-) -> None:
-    """`gate run` for each side at once (`more`: a round of more runs of some cases); a fatal
-    failure of one stops the others, each once it has started its cases (see `_started`)."""
-    lock = threading.Lock()
-    procs: list[tuple[Side, subprocess.Popen[str], threading.Thread]] = []
-    try:
+def run_round(sides: Sequence[SideProcess], request: RunMore, *, first: bool = False) -> None:
+    """`request` of every side at once; a side that fails for good stops the others once
+    each has started. `first`: round 0, after which a side that answered is `complete`."""
+    threads = [threading.Thread(target=side.ask, args=(request,), daemon=True) for side in sides]
+    for thread in threads:
+        thread.start()
+    stop_by: float | None = None
+    while any(t.is_alive() for t in threads):
+        for side, thread in zip(sides, threads, strict=True):
+            thread.join(timeout=0.05)
+            if thread.is_alive() and stop_by is not None:
+                if side.started or time.monotonic() > stop_by:
+                    side.stop()
+            elif not thread.is_alive() and stop_by is None and not side.alive:
+                stop_by = time.monotonic() + STARTUP_GRACE_S
+    if first:
         for side in sides:
-            if more is None:  # a report left by an earlier run would read as started
-                side.report.unlink(missing_ok=True)
-            argv = [sys.executable, "-P", "-m", "gate", *gate_run_args(side, more)]
-            proc = subprocess.Popen(
-                argv,
-                cwd=side.root,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-                start_new_session=True,
-            )
-            thread = threading.Thread(target=_stream, args=(proc, side, out, lock), daemon=True)
-            thread.start()
-            procs.append((side, proc, thread))
-        pending = list(procs)
-        stop_by: float | None = None  # set by the first fatal failure
-        while pending:
-            for item in list(pending):
-                side, proc, thread = item
-                if stop_by is not None and (_started(side, more) or time.monotonic() > stop_by):
-                    _kill(proc)
-                try:
-                    side.returncode = proc.wait(timeout=0.1)
-                except subprocess.TimeoutExpired:
-                    continue
-                thread.join()
-                pending.remove(item)
-                if stop_by is None and side.status().fatal:
-                    stop_by = time.monotonic() + STARTUP_GRACE_S
-    finally:
-        for _, proc, thread in procs:
-            if proc.poll() is None:
-                _kill(proc)
-            thread.join(timeout=5)
-
-
-def _started(side: Side, more: MoreRuns | None) -> bool:
-    """Past its start: its config, cases and system were accepted and it opened its report.
-    A side that fails is only ever stopped from here on, so whether the other side's input was
-    bad (exit 2, the user's to fix) never depends on which side failed first."""
-    return more is not None or side.report.is_file()
+            side.complete = side.alive and side.started
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TextIO
 
 from gate.errors import GateError, InputError
+from gate.flow.baseline import config_path
 from gate.flow.git import GitRepo
-from gate.flow.plan import plan_flow
+from gate.flow.plan import FlowPlan, plan_flow
 from gate.flow.pr import run_flow
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
 from gate.flow.sharded import run_finish_flow, run_shard_flow
@@ -38,9 +39,8 @@ from gate.github.publish import (
     say,
 )
 from gate.github.response_cache import cache_environ, hand_over, tidy_cache
-from gate.inputs.config import LoadedConfig, load_config
+from gate.inputs.config import load_config
 from gate.inputs.paths import relative_posix
-from gate.render import RenderContext
 from gate.render.markdown import text
 
 
@@ -118,35 +118,25 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
         request = FlowRequest(
             revisions=revisions,
             config=config,
+            config_at=config_path(env.workspace, env.workspace / inputs.config),
             io=FlowIO(
                 env.workspace / REPORTS_DIR,
                 environ=environ,
                 stream=out,
                 use_cache=not inputs.no_cache,
             ),
-            display=_display(settings, activity, revisions),
             overrides=_overrides(settings),
             labels=_labels(settings, activity, token, out),
         )
+        plan = None
         with workflow.commands_paused(out):
-            publish = _run_mode(settings, activity, request, token, out)
+            plan = plan_flow(request)
+            publish = _run_mode(settings, activity, plan, token, out)
     finally:
         repo.close()
-        _tidy(settings, config, environ, out)
+        if plan is not None:
+            _tidy(settings, plan, out)
     return publish()
-
-
-def _display(settings: ActionSettings, activity: Activity, revisions: Revisions) -> RenderContext:
-    """How the comments link: to the PR's head commit (not GitHub's merge commit of it)."""
-    env = settings.env
-    return RenderContext(
-        repository=env.repository,
-        server_url=env.server_url,
-        head_sha=activity.head_sha if activity.pr_number else revisions.head_sha,
-        base_sha=revisions.base_sha,
-        run_url=env.run_url,
-        report_hint=f"the {REPORTS_DIR} folder of the run",
-    )
 
 
 def _labels(
@@ -178,35 +168,36 @@ def _overrides(settings: ActionSettings) -> PolicyOverrides:
     )
 
 
-def _tidy(
-    settings: ActionSettings, config: LoadedConfig, environ: Mapping[str, str], out: TextIO
-) -> None:
-    """The cache pruned, and readable by the step that saves it."""
-    workspace = settings.env.workspace
-    line = None if settings.inputs.no_cache else tidy_cache(config, environ, workspace)
+def _tidy(settings: ActionSettings, plan: FlowPlan, out: TextIO) -> None:
+    """The cache pruned (after the base's `cache.keep_days`), and readable by the step that
+    saves it."""
+    if settings.inputs.no_cache:
+        return
+    loaded = plan.baseline.loaded or plan.request.config
+    line = tidy_cache(plan.cache, loaded.config.cache, settings.env.workspace)
     if line:
-        with workflow.commands_paused(out):  # it names cache.dir, which the PR may set
+        with workflow.commands_paused(out):  # it names the cache's folder
             say(out, line)
 
 
 def _run_mode(
     settings: ActionSettings,
     activity: Activity,
-    request: FlowRequest,
+    plan: FlowPlan,
     token: str | None,
     out: TextIO,
 ) -> Callable[[], int]:
-    """Plan the flow once, run the `mode` input's part of it; what publishes its result."""
-    inputs, plan = settings.inputs, plan_flow(request)
+    """Run the `mode` input's part of the planned flow; what publishes its result."""
+    inputs = settings.inputs
     if inputs.mode == "shard":
         assert inputs.shard is not None  # required by gate.github.inputs
         ran = run_shard_flow(plan, inputs.shard)
         return lambda: publish_shard(settings, ran, out)
     if inputs.mode == "finish":
-        outcomes = run_finish_flow(plan, settings.env.workspace / inputs.shard_reports)
+        flow = run_finish_flow(plan, settings.env.workspace / inputs.shard_reports)
     else:
-        outcomes = run_flow(plan)
-    return lambda: publish(settings, activity, outcomes, token, out)
+        flow = run_flow(plan)
+    return lambda: publish(settings, activity, flow, token, out)
 
 
 def _has_pr_code(repo: GitRepo, head: str, activity: Activity) -> bool:

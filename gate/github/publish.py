@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from gate.compare.models import EXIT_CODES
-from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, suite_folder
+from gate.compare.models import EXIT_CODES, Comparison
+from gate.flow.pr import FlowOutcome, suite_folder
 from gate.flow.sharded import ShardOutcome, shard_summary, shard_verdict
 from gate.github import workflow_commands as workflow
 from gate.github.client import GitHubClient
@@ -23,7 +24,7 @@ from gate.github.comments import (
 )
 from gate.github.events import Activity
 from gate.github.inputs import ActionSettings
-from gate.render import comment_marker
+from gate.render import RenderContext, comment_marker, render_suite
 from gate.render.markdown import text
 from gate.render.reasons import words
 from gate.report.files import atomic_write
@@ -49,7 +50,37 @@ def finish_error(settings: ActionSettings, message: str) -> None:
     finish_uncompared(settings, "error", f"⚠️ **Eval Gate: error**: {text(message, 2000)}\n")
 
 
-def _pooled(outcomes: Sequence[SuiteOutcome]) -> dict[str, float | None]:
+@dataclass(frozen=True)
+class Shown:
+    """A suite's outcome with its comment and job summary, as this run shows them."""
+
+    suite: str
+    comparison: Comparison
+    markdown: str
+    summary: str
+
+
+def render_outcomes(settings: ActionSettings, activity: Activity, flow: FlowOutcome) -> list[Shown]:
+    """Every suite's comment and job summary, linking to the PR's head commit (not GitHub's
+    merge commit of it), with the base's templates."""
+    env = settings.env
+    ctx = RenderContext(
+        repository=env.repository,
+        server_url=env.server_url,
+        head_sha=activity.head_sha if activity.pr_number else flow.head_sha,
+        base_sha=flow.base_sha,
+        run_url=env.run_url,
+        report_hint=f"the {REPORTS_DIR} folder of the run",
+        templates=flow.templates,
+    )
+    shown = []
+    for outcome in flow.suites:
+        markdown, summary = render_suite(outcome.comparison, ctx, own=flow.head_templates)
+        shown.append(Shown(outcome.suite, outcome.comparison, markdown, summary))
+    return shown
+
+
+def _pooled(outcomes: Sequence[Shown]) -> dict[str, float | None]:
     ran = [o.comparison for o in outcomes if o.comparison.paired]
     n = sum(c.paired for c in ran)
     if not n:
@@ -59,7 +90,7 @@ def _pooled(outcomes: Sequence[SuiteOutcome]) -> dict[str, float | None]:
     return {"base": base, "head": head, "delta": head - base}
 
 
-def _regression_ids(outcomes: Sequence[SuiteOutcome]) -> list[str]:
+def _regression_ids(outcomes: Sequence[Shown]) -> list[str]:
     prefix = len(outcomes) > 1
     return [
         f"{o.suite}/{case}" if prefix else case
@@ -85,7 +116,7 @@ def outputs(
     }
 
 
-def regression_annotations(outcomes: Sequence[SuiteOutcome]) -> list[str]:
+def regression_annotations(outcomes: Sequence[Shown]) -> list[str]:
     """`::error` on the case line of every regression and new blocker failure."""
     lines = []
     for outcome in outcomes:
@@ -112,7 +143,7 @@ def regression_annotations(outcomes: Sequence[SuiteOutcome]) -> list[str]:
 def _post_comments(
     settings: ActionSettings,
     activity: Activity,
-    outcomes: Sequence[SuiteOutcome],
+    outcomes: Sequence[Shown],
     token: str | None,
 ) -> list[str]:
     """Upsert one comment per suite; the reasons it could not be done, for warnings."""
@@ -153,9 +184,7 @@ def _why(status: int | None) -> str:
     return " (the comment is in the job summary)"
 
 
-def _write_comment_files(
-    folder: Path, activity: Activity, outcomes: Sequence[SuiteOutcome]
-) -> None:
+def _write_comment_files(folder: Path, activity: Activity, outcomes: Sequence[Shown]) -> None:
     """The comments as files beside the reports, for the fork-safe two-workflow setup: a
     `workflow_run` job with a write token posts them (docs/action.md)."""
     ran = [o for o in outcomes if o.comparison.verdict != "skipped"]
@@ -184,12 +213,13 @@ def publish_shard(settings: ActionSettings, ran: Sequence[ShardOutcome], out: Te
 def publish(
     settings: ActionSettings,
     activity: Activity,
-    outcomes: Sequence[SuiteOutcome],
+    flow: FlowOutcome,
     token: str | None,
     out: TextIO,
 ) -> int:
     env, inputs = settings.env, settings.inputs
-    verdict = combined_verdict(outcomes)
+    verdict = flow.verdict
+    outcomes = render_outcomes(settings, activity, flow)
     problems = _post_comments(settings, activity, outcomes, token)
     for problem in problems:
         say(out, workflow.warning(f"PR comment not posted: {problem}", title="Eval Gate"))
@@ -209,7 +239,7 @@ def publish(
     for outcome in outcomes:
         reasons = "; ".join(words(outcome.comparison).reasons[:3])
         say(out, f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}")
-    code = exit_code(outcomes)
+    code = flow.exit_code
     if code == EXIT_CODES["fail"] and not inputs.fail_on_regression:
         say(
             out, workflow.warning(f"Eval Gate: {verdict}; not blocking (fail-on-regression: false)")

@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from gate.inputs.config import LoadedConfig
+from gate.inputs.config import CacheConfig
 from gate.inputs.paths import relative_posix
 from gate.providers.cache import prune, resolve_cache_dir
 
@@ -32,11 +32,9 @@ def cache_environ(environ: Mapping[str, str], workspace: Path) -> dict[str, str]
     return {**environ, "GATE_CACHE_DIR": str(folder)}
 
 
-def tidy_cache(config: LoadedConfig, environ: Mapping[str, str], workspace: Path) -> str | None:
-    """Prune the cache of this run and hand it to the workspace's owner; the log line that
-    says what it holds (None when nothing is cached)."""
-    settings = config.config.cache
-    folder = resolve_cache_dir(settings.dir, environ, workspace)
+def tidy_cache(folder: Path, settings: CacheConfig, workspace: Path) -> str | None:
+    """Prune the flow's cache `folder` (by the base's `settings`) and hand it to the
+    workspace's owner; the log line that says what it holds (None when nothing is cached)."""
     if not settings.enabled or not folder.is_dir():
         return None
     size = prune(folder, settings.keep_days)

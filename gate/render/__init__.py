@@ -42,6 +42,7 @@ __all__ = [
     "render_comment",
     "render_json",
     "render_junit",
+    "render_suite",
     "render_summary",
     "render_text",
 ]
@@ -185,6 +186,19 @@ def render_text(comparison: Comparison, ctx: RenderContext, *, colour: bool = Fa
         style,
     )
     return BLANK_RUNS.sub("\n\n", body).strip() + "\n"
+
+
+def render_suite(
+    comparison: Comparison, ctx: RenderContext, *, own: TemplateSet | None = None
+) -> tuple[str, str]:
+    """A suite's comment and job summary with `ctx`'s templates. `own`: the PR's own
+    templates when others render its comment: rendered as well, the output thrown away, so
+    that a template that breaks is the PR's bad input now, not every later PR's."""
+    ctx = ctx.model_copy(update={"suite": comparison.suite})
+    if own is not None:
+        mine = ctx.model_copy(update={"templates": own})
+        render_comment(comparison, mine), render_summary(comparison, mine)
+    return render_comment(comparison, ctx), render_summary(comparison, ctx)
 
 
 def check_templates(templates: TemplateSet) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from gate.checks import CheckContext, CheckPlan, plan_case
+from gate.checks import CheckContext, CheckPlan
 from gate.errors import CheckInfraError, GateError
 from gate.inputs.cases import Case
 from gate.report.models import (
@@ -162,27 +162,20 @@ def _sum_cost(attempts: list[Attempt]) -> float | None:
     return round(sum(costs), 8) if costs else None
 
 
-def evaluate_case(
-    case: Case, index: int, system: System, ctx: CheckContext, options: RunOptions
-) -> CaseResult:
-    plan = plan_case(case)
-    attempts = [run_attempt(case, r, system, plan, ctx, options) for r in range(options.repeats)]
-    return aggregate(case, index, attempts)
-
-
 def run_cases(
     cases: Iterable[tuple[int, Case]],
-    system: System,
-    ctx: CheckContext,
-    options: RunOptions,
+    evaluate: Callable[[int, Case], CaseResult],
+    concurrency: int,
     sink: Sink,
 ) -> None:
-    """Evaluate `(index, case)` pairs concurrently; each finished case goes to `sink` once."""
-    window = options.concurrency * 4
-    with ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="gate-run") as pool:
+    """`evaluate(index, case)` of each pair, `concurrency` at a time; each result goes to
+    `sink` once, as it finishes. At most a few times `concurrency` cases are in flight, so a
+    large suite holds no long queue."""
+    window = concurrency * 4
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="gate-run") as pool:
         pending: set[Future[CaseResult]] = set()
         for index, case in cases:
-            pending.add(pool.submit(evaluate_case, case, index, system, ctx, options))
+            pending.add(pool.submit(evaluate, index, case))
             if len(pending) >= window:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:

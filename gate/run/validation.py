@@ -16,9 +16,9 @@ from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig
 from gate.inputs.promptfoo.assertions import AssertionSet
 from gate.report.output import SystemOutput
+from gate.run.cases import checked_cases
 from gate.run.preflight import preflight, unchecked_cases
 from gate.run.runner import status_of
-from gate.run.side import suite_cases
 
 
 class BrokenCase(BaseModel):
@@ -50,7 +50,7 @@ def rejected(loaded: LoadedConfig, names: list[str], root: Path) -> list[InputEr
     problems: list[InputError] = []
     for name in names:
         suite = loaded.config.suite(name)
-        problems += preflight(loaded, suite, root, suite_cases(loaded, suite))
+        problems += preflight(loaded, suite, root, checked_cases(loaded, suite))
     return list({str(p): p for p in problems}.values())  # a shared pythonpath once
 
 
@@ -81,7 +81,7 @@ def check_reference(case: Case, ctx: CheckContext) -> tuple[str, str]:
 
 def check_references(loaded: LoadedConfig, name: str, root: Path) -> SuiteReferences:
     """The suite's cases with a reference, each run through its own checks."""
-    cases = suite_cases(loaded, loaded.config.suite(name))
+    cases = checked_cases(loaded, loaded.config.suite(name))
     with_ref = [c for c in cases if c.reference is not None]
     broken = []
     with ExitStack() as stack:

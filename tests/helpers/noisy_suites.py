@@ -19,7 +19,7 @@ from gate.flow.adaptive import auto_record, start
 from gate.inputs.policy import Policy
 from gate.report.models import Attempt, CaseResult, Report, RunMeta
 from gate.report.plan import AutoRecord, Plan
-from gate.run.side import auto_plan
+from gate.run.spec import auto_plan
 
 Probabilities = list[float]
 Suite = tuple[Probabilities, Probabilities]  # (base, head)
