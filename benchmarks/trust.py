@@ -2,10 +2,10 @@
 
 A noisy model (a `python` system whose case passes with its own probability, drawn from a
 generator seeded by the side, the case id and the repeat) is run through the real commands on
-a temp checkout: `gate run` for each side (a batch of trials at once, a trial's cases have
-their own ids), and for `repeats: auto` the flow's own round logic (`gate.flow.adaptive`:
-which cases get more runs, the drop test's looks, when to stop) driving
-`gate run --append --cases-from` on both sides, round after round. Each trial is one PR: a
+a temp checkout: the flow's own runner process for each side (`gate.flow.sides`: a batch of
+trials at once, a trial's cases have their own ids), and for `repeats: auto` the flow's own
+round logic (`gate.flow.adaptive`: which cases get more runs, the drop test's looks, when to
+stop) asking both runners for more runs of some cases, round after round. Each trial is one PR: a
 no-op PR (same probabilities, fresh noise) or a real drop. Each suite of a trial is compared
 by `gate compare`'s comparison (`gate.compare.pairing.compare`, in process) at its share of
 the PR's false-block rate, and the suites of a PR by the flow's Holm steps
@@ -33,14 +33,13 @@ parts can run side by side and their counts be added up.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
-import subprocess
-import sys
+import os
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -49,10 +48,12 @@ from gate.compare.droptest import split_levels
 from gate.compare.models import Comparison
 from gate.compare.pairing import compare
 from gate.flow.adaptive import Round, record, start
+from gate.flow.sides import SideProcess, run_round, start_sides
 from gate.inputs.config import load_config
 from gate.inputs.policy import Policy
-from gate.report.io import read_report
 from gate.report.models import Report
+from gate.run.protocol import RunMore
+from gate.run.side import spec_of_config
 
 THRESHOLD = 3.0
 APP = """
@@ -138,19 +139,24 @@ def checkout(root: Path, suites: list[list[float]], seed: int, trials: range, re
     return root
 
 
-def gate_run(root: Path, out: Path, label: str, *more: str) -> None:
-    argv = [sys.executable, "-P", "-m", "gate", "run", "-c", str(root / "gate.yml")]
-    argv += ["--root", str(root), "--out", str(out), "--label", label, "-q", *more]
-    subprocess.run(argv, cwd=root, check=True, capture_output=True, text=True)
-
-
-def both(base: Path, head: Path, out: Path, *more: str) -> None:
-    with ThreadPoolExecutor(2) as pool:
-        list(
-            pool.map(
-                lambda side: gate_run(*side, *more), [(base, out, "base"), (head, out, "head")]
-            )
+def runners(base: Path, head: Path) -> list[SideProcess]:
+    """The flow's runner process of each side, alive for the whole batch."""
+    specs = []
+    for side, root in (("base", base), ("head", head)):
+        loaded = load_config(root / "gate.yml")
+        spec = spec_of_config(
+            loaded, loaded.config.suites[0], root, label=side, cache_dir=None, show_progress=False
         )
+        specs.append(spec.model_copy(update={"side": side}))
+    return start_sides(specs, dict(os.environ), io.StringIO())
+
+
+def reports_of(sides: list[SideProcess], out: Path) -> tuple[Report, Report]:
+    base, head = (side.report() for side in sides)
+    return (
+        Report(meta=base.meta, results=base.results, path=out / "base.jsonl"),
+        Report(meta=head.meta, results=head.results, path=out / "head.jsonl"),
+    )
 
 
 def split(report: Report, folder: Path) -> dict[tuple[int, int], Report]:
@@ -170,17 +176,16 @@ def split(report: Report, folder: Path) -> dict[tuple[int, int], Report]:
 
 
 def adaptive(
-    base_root: Path, head_root: Path, out: Path, policy: Policy, level: float
+    sides: list[SideProcess], out: Path, policy: Policy, level: float
 ) -> dict[tuple[int, int], tuple[Report, Report]]:
     """The flow's rounds for every (trial, suite) at once: each decides for itself, the runs
-    of all that go on are one `gate run --append` per side."""
-    bases = split(read_report(out / "base.jsonl"), out)
-    heads = split(read_report(out / "head.jsonl"), out)
+    of all that go on are one request to each side's runner."""
+    base, head = reports_of(sides, out)
+    bases, heads = split(base, out), split(head, out)
     states: dict[tuple[int, int], Round] = {
         key: start(policy, level, bases[key], heads[key]) for key in bases
     }
     live = set(states)
-    round_index = 0
     while live:
         chosen: list[str] = []
         sizes = set()
@@ -194,25 +199,19 @@ def adaptive(
         if not chosen:
             break
         assert len(sizes) == 1, sizes  # the rounds run in step
-        listing = out / f"round-{round_index + 1}.txt"
-        listing.write_text("".join(f"{i}\n" for i in chosen))
-        size = str(sizes.pop())
-        both(base_root, head_root, out, "--cases-from", str(listing), "--append", "--repeats", size)
-        round_index += 1
+        run_round(sides, RunMore(ids=chosen, repeats=sizes.pop()))
         for key in live:
             states[key].rounds += 1
-        bases = split(read_report(out / "base.jsonl"), out)
-        heads = split(read_report(out / "head.jsonl"), out)
+        base, head = reports_of(sides, out)
+        bases, heads = split(base, out), split(head, out)
     for key, state in states.items():
         record(state, bases[key], heads[key])
-    return {key: (read_report(bases[key].path), read_report(heads[key].path)) for key in bases}
+    return {key: (bases[key], heads[key]) for key in bases}
 
 
-def fixed(out: Path) -> dict[tuple[int, int], tuple[Report, Report]]:
-    bases, heads = (
-        split(read_report(out / "base.jsonl"), out),
-        split(read_report(out / "head.jsonl"), out),
-    )
+def fixed(sides: list[SideProcess], out: Path) -> dict[tuple[int, int], tuple[Report, Report]]:
+    base, head = reports_of(sides, out)
+    bases, heads = split(base, out), split(head, out)
     return {key: (bases[key], heads[key]) for key in bases}
 
 
@@ -262,12 +261,17 @@ def measure(work: Path, model: str, row: str, setting: str, trials: range, batch
         base_root = checkout(folder / "base", spec.base, 1 + part.start, part, setting)
         head_root = checkout(folder / "head", heads, 2 + part.start, part, setting)
         out = folder / "reports"
-        both(base_root, head_root, out)
-        policy = Policy.from_config(load_config(head_root / "gate.yml").config)
-        level = policy.false_block_rate / len(spec.base)
-        reports = (
-            adaptive(base_root, head_root, out, policy, level) if setting == "auto" else fixed(out)
-        )
+        sides = runners(base_root, head_root)
+        try:
+            run_round(sides, RunMore(repeats=sides[0].spec.measure.repeats), first=True)
+            policy = Policy.from_config(load_config(head_root / "gate.yml").config)
+            level = policy.false_block_rate / len(spec.base)
+            reports = (
+                adaptive(sides, out, policy, level) if setting == "auto" else fixed(sides, out)
+            )
+        finally:
+            for side in sides:
+                side.close()
         for trial in part:
             pairs = [reports[(trial, s)] for s in range(len(spec.base))]
             tally.add(judge_pr(pairs, policy, level), policy)

@@ -121,16 +121,16 @@ def test_the_action_prunes_and_says_what_the_cache_holds(tmp_path: Path) -> None
     (workspace / "gate.yml").write_text(
         "cache: {keep_days: 3}\nsuites: [{cases: c.jsonl, system: {kind: replay, file: r}}]\n"
     )
-    config = load_config(workspace / "gate.yml")
-    environ = cache_environ({}, workspace)
-    assert tidy_cache(config, environ, workspace) is None  # nothing cached yet
+    settings = load_config(workspace / "gate.yml").config.cache
+    folder = Path(cache_environ({}, workspace)["GATE_CACHE_DIR"])
+    assert tidy_cache(folder, settings, workspace) is None  # nothing cached yet
     cache = ResponseCache(workspace / CACHE_DIR)
     keys = [cache_key("u", BODY, n) for n in range(3)]
     for key in keys:
         cache.put(key, {"text": "answer"})
     stale = time.time() - 4 * DAY
     os.utime(cache.path(keys[0]), (stale, stale))
-    line = tidy_cache(config, environ, workspace)
+    line = tidy_cache(folder, settings, workspace)
     assert line is not None and line.startswith(f"[gate] response cache {CACHE_DIR}: 2 answers")
     assert line.endswith("; 1 not read for 3 days deleted")
 

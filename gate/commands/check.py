@@ -9,7 +9,7 @@ from typing import Any
 
 from gate.commands.output import terminal_default, use_colour
 from gate.errors import InputError
-from gate.flow.pr import SuiteOutcome, exit_on_sigterm, run_check
+from gate.flow.pr import SuiteOutcome, exit_on_sigterm, plan_check, run_check
 from gate.inputs.policy import policy_value
 from gate.render import RenderContext, render_suite, render_text
 from gate.render.headline import accepted_by
@@ -70,6 +70,14 @@ def add_parser(sub: Any) -> None:
         help="a label of the PR (repeatable): with the base policy's accept_label "
         "(`eval-gate: accept`) a fail is accepted, as it would be on GitHub",
     )
+    p.add_argument(
+        "--plan",
+        nargs="?",
+        const="table",
+        choices=("table", "json"),
+        help="print what would run (each suite, each side's commit and system, the cases, the "
+        "budget) as a table or as JSON, and run nothing",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -98,11 +106,23 @@ def write_preview(path: Path, markdown: str) -> None:
     print(f"HTML preview: {path}", file=sys.stderr)
 
 
+def show_plan(config: Path, args: argparse.Namespace) -> int:
+    from gate.commands.plan_view import plan_json, plan_table
+
+    shown = plan_check(
+        config.resolve().parent, config, args.base, Path(args.out), threshold=args.threshold
+    )
+    sys.stdout.write(plan_json(shown) if args.plan == "json" else plan_table(shown))
+    return 0
+
+
 def handle(args: argparse.Namespace) -> int:
     config = Path(args.config)
     if args.threshold is not None:  # exit 2 before anything runs
         policy_value("threshold", args.threshold, flag="--threshold")
     exit_on_sigterm()
+    if args.plan:
+        return show_plan(config, args)
     flow = run_check(
         config.resolve().parent,
         config,

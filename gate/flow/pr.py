@@ -22,10 +22,11 @@ import re
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from gate.compare.acceptance import accept
 from gate.compare.findings import SuiteRemoved
@@ -46,6 +47,9 @@ from gate.inputs.templates import TemplateSet
 from gate.report.models import Report
 from gate.run.protocol import RunMore
 from gate.run.spec import SideSpec
+
+if TYPE_CHECKING:
+    from gate.flow.preview import FlowPreview
 
 
 @dataclass(frozen=True)
@@ -305,10 +309,10 @@ def run_flow(plan: FlowPlan) -> FlowOutcome:
 # --- gate check ------------------------------------------------------------------------------
 
 
-def run_check(
-    repo: Path,
+def check_request(
+    repo: GitRepo,
     config: Path,
-    base_ref: str | None,
+    base_sha: str,
     out_dir: Path,
     *,
     threshold: float | None = None,
@@ -317,27 +321,51 @@ def run_check(
     heldout_detail: Path | None = None,
     use_cache: bool = True,
     labels: Sequence[str] = (),
+) -> FlowRequest:
+    """`gate check`'s request: the working tree of `repo` against `base_sha`, as a PR with
+    `labels`."""
+    return FlowRequest(
+        revisions=Revisions(repo, base_sha),
+        config=load_config(config),
+        config_at=config_path(repo.root, config),
+        io=FlowIO(
+            out_dir,
+            environ=dict(repo.environ if environ is None else environ),
+            stream=stream or sys.stderr,
+            heldout_detail=heldout_detail.resolve() if heldout_detail else None,
+            use_cache=use_cache,
+        ),
+        overrides=PolicyOverrides(threshold=threshold),
+        labels=tuple(labels),
+    )
+
+
+def run_check(
+    repo: Path, config: Path, base_ref: str | None, out_dir: Path, **options: Any
 ) -> FlowOutcome:
     """The PR flow on a local repository: the working tree against `base_ref` (default: the
-    remote's default branch), as a PR with `labels`. Nothing is fetched or posted."""
-    env = dict(os.environ if environ is None else environ)
-    git_repo = GitRepo(repo, environ=env)
-    try:
+    remote's default branch). Nothing is fetched or posted. `options`: `check_request`'s."""
+    with _local(repo, options.get("environ")) as git_repo:
         base_sha = git_repo.resolve_ref(base_ref or git_repo.default_base(), fetch=False)
-        request = FlowRequest(
-            revisions=Revisions(git_repo, base_sha),
-            config=load_config(config),
-            config_at=config_path(git_repo.root, config),
-            io=FlowIO(
-                out_dir,
-                environ=env,
-                stream=stream or sys.stderr,
-                heldout_detail=heldout_detail.resolve() if heldout_detail else None,
-                use_cache=use_cache,
-            ),
-            overrides=PolicyOverrides(threshold=threshold),
-            labels=tuple(labels),
-        )
+        request = check_request(git_repo, config, base_sha, out_dir, **options)
         return run_flow(plan_flow(request))
+
+
+def plan_check(
+    repo: Path, config: Path, base_ref: str | None, out_dir: Path, **options: Any
+) -> FlowPreview:
+    """What `run_check` would run, without running it."""
+    from gate.flow.preview import preview
+
+    with _local(repo, options.get("environ")) as git_repo:
+        base_sha = git_repo.resolve_ref(base_ref or git_repo.default_base(), fetch=False)
+        return preview(plan_flow(check_request(git_repo, config, base_sha, out_dir, **options)))
+
+
+@contextmanager
+def _local(repo: Path, environ: Mapping[str, str] | None) -> Iterator[GitRepo]:
+    git_repo = GitRepo(repo, environ=dict(os.environ if environ is None else environ))
+    try:
+        yield git_repo
     finally:
         git_repo.close()

@@ -61,7 +61,7 @@ from gate.render.reasons import sentence
 from gate.report.files import atomic_write
 from gate.report.io import read_report
 from gate.report.merge import check_shards, merge_reports
-from gate.report.models import RunMeta
+from gate.report.models import Report, RunMeta
 
 RECORD_GLOB = "shard-*-of-*.json"
 NOTHING_RAN = SuiteRun((), {})  # a suite judged an error before its merged reports exist
@@ -252,7 +252,7 @@ def _finish_suite(
     if problem is not None:
         return Comparison(verdict="error", findings=[problem], suite=suite), NOTHING_RAN
     ran = sorted({s.side for s in statuses})
-    reports = {side: read_report(out / f"{side}.jsonl") for side in ran}
+    reports: dict[str, Report] = {side: read_report(out / f"{side}.jsonl") for side in ran}
     run = SuiteRun(statuses, reports, inst.changes, _head_instrument(plan, inst, found, out))
     return judge_planned(plan, planned, run), run
 
