@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from gate.errors import InputError
 from gate.inputs.config import load_config
-from gate.inputs.promptfoo.files import DiskFiles
-from gate.inputs.promptfoo.yaml12 import load_yaml12
-from gate.inputs.promptfoo_suite.cases import case_ids, promptfoo_cases, vars_id
-from gate.inputs.promptfoo_suite.config import read_promptfoo
+from gate.promptfoo.inputs.cases import case_ids, promptfoo_cases, vars_id
+from gate.promptfoo.inputs.config import read_promptfoo
+from gate.promptfoo.inputs.files import DiskFiles
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -325,7 +325,7 @@ def test_metadata_makes_a_case_blocking_or_held_out(tmp_path: Path) -> None:
 
 
 def test_what_a_config_reads_is_watched_and_held_out_tests_hide_its_diff(tmp_path: Path) -> None:
-    from gate.inputs.promptfoo_suite.suites import referenced_files
+    from gate.promptfoo.inputs.suites import referenced_files
 
     write(tmp_path, {
         "evals/promptfooconfig.yaml": """

@@ -4,7 +4,7 @@ then one case per row.
 Columns: `id`, `task`, `severity`, `heldout` and `reference` as in JSONL, in a case file (no
 `id` column: the id is the file's name and a hash of the row's input, so it stays with the row
 when others move); promptfoo's `__expected` / `__expected1..N` (its `type: value` syntax, see
-`gate.inputs.promptfoo.assertions`: each is an assertion, run with promptfoo's semantics),
+`gate.promptfoo.inputs.assertions`: each is an assertion, run with promptfoo's semantics),
 `__description`, `__metric` (the metric of the row's assertions), `__threshold` (the row's:
 the weighted score of its assertions must reach it), `__metadata:KEY` (`KEY[]`: a
 comma-separated list, `\\,` a literal comma) and `__config:__expectedN:threshold`; every other
@@ -20,13 +20,13 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.assertions import from_string
 from gate.inputs.sourcemap import suggest
+from gate.promptfoo.inputs.assertions import AssertionContext, AssertionSet, from_string
 
 CASE_COLUMNS = ("id", "task", "severity", "heldout", "reference")
 SPECIAL = ("__expected", "__description", "__metric", "__threshold", "__metadata:", "__config:")
@@ -156,6 +156,23 @@ class RowTest:
     metadata: dict[str, Any] = field(default_factory=dict)
     description: str | None = None
     threshold: float | None = None
+
+    def assertions(self, at: Located, read: Callable[[str], str]) -> AssertionSet | None:
+        """The row's `__expected` columns (and `__threshold`) as a case's assertions, their
+        `file://` values read with `read`; None when it has none."""
+        if not self.asserts and self.threshold is None:
+            return None
+        from gate.promptfoo.inputs.assertion_values import parse_assertions  # jinja2
+
+        ctx = AssertionContext(
+            where=f"{at.display}:{at.row.line}",
+            test=f"row {at.row.number}",
+            vars=self.vars,
+            read=read,
+        )
+        return AssertionSet(
+            assertions=parse_assertions(self.asserts, ctx), threshold=self.threshold
+        )
 
     def test(self) -> dict[str, Any]:
         """The row as a promptfoo test mapping."""

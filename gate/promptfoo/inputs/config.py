@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.files import Files, expand, folder_of, read
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment
-from gate.inputs.promptfoo.providers import ProviderSpec, parse_provider, runs_prompt
-from gate.inputs.promptfoo.yaml12 import load_yaml12
-from gate.inputs.promptfoo_suite.prompts import Prompt, read_prompts
 from gate.inputs.sourcemap import Locator, suggest
+from gate.promptfoo.inputs.files import Files, expand, folder_of, read
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment
+from gate.promptfoo.inputs.prompts import Prompt, read_prompts
+from gate.promptfoo.inputs.providers import ProviderSpec, parse_provider, runs_prompt
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 USED = {"prompts", "providers", "targets", "tests", "defaultTest", "env"}
 IGNORED = {

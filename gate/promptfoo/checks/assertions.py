@@ -19,14 +19,17 @@ the case `needs_review`. A check that raises, hangs or returns anything else mak
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gate.checks import assertion_types as types
 from gate.checks.base import CheckContext
-from gate.checks.script_results import script_verdict
 from gate.errors import CheckInfraError
-from gate.inputs.promptfoo.assertions import Assertion, AssertionSet
+from gate.inputs.config import JudgeConfig
+from gate.promptfoo.checks import assertion_types as types
+from gate.promptfoo.checks.script_results import script_verdict
+from gate.promptfoo.inputs.assertions import Assertion, AssertionSet
+from gate.promptfoo.inputs.providers import ProviderSpec
 from gate.report.models import CheckResult, JudgeCall, add_calls
 
 if TYPE_CHECKING:
@@ -66,18 +69,8 @@ class AssertionRun:
     def _holds(self, a: Assertion) -> types.Holds:
         if a.type in types.TEXT_CHECKS:
             return types.TEXT_CHECKS[a.type](a, self.text)
-        if a.type == "is-valid-openai-tools-call":
-            return types.tools_call(self.value, self.output.data.get("tools"))
-        if a.type == "cost":
-            if self.output.cost_usd is None:
-                raise CheckInfraError(
-                    "`cost`: the answer has no cost (gate.yml's `prices` has none for its model)"
-                )
-            return types.limit(a, self.output.cost_usd, "")
-        if a.type == "latency":
-            if self.output.latency_ms is None:
-                raise CheckInfraError("`latency`: the answer has no latency")
-            return types.limit(a, self.output.latency_ms, "ms")
+        if a.type in ANSWER_CHECKS:
+            return ANSWER_CHECKS[a.type](a, self.output)
         raise CheckInfraError(f"assertion type `{a.type}` is not supported")
 
     def _python(self, a: Assertion) -> Graded:
@@ -110,7 +103,7 @@ class AssertionRun:
             judge = self.ctx.graders.get(a.grader.key)
         if judge is None:
             raise CheckInfraError("`llm-rubric` needs a grader: `judge` in gate.yml or `provider`")
-        from gate.checks.grading import grade_rubric  # jinja2: only for llm-rubric
+        from gate.promptfoo.checks.grading import grade_rubric  # jinja2: only for llm-rubric
 
         verdict = grade_rubric(judge, a, self.text, self.case.input)
         self.judge = add_calls(self.judge, verdict.call)
@@ -119,6 +112,35 @@ class AssertionRun:
         passed = verdict.passed != a.negated
         score = min(1.0, max(0.0, 1 - verdict.score)) if a.negated else verdict.score
         return Graded(passed, score, verdict.reason)
+
+
+def _tools_call(a: Assertion, output: SystemOutput) -> types.Holds:
+    return types.tools_call(types.output_value(output), output.data.get("tools"))
+
+
+def _cost(a: Assertion, output: SystemOutput) -> types.Holds:
+    if output.cost_usd is None:
+        raise CheckInfraError(
+            "`cost`: the answer has no cost (gate.yml's `prices` has none for its model)"
+        )
+    return types.limit(a, output.cost_usd, "")
+
+
+def _latency(a: Assertion, output: SystemOutput) -> types.Holds:
+    if output.latency_ms is None:
+        raise CheckInfraError("`latency`: the answer has no latency")
+    return types.limit(a, output.latency_ms, "ms")
+
+
+# Deterministic types that read the whole answer, not its text: its tool calls, its cost and
+# latency. promptfoo's types over what the system did on the way (`trajectory:tool-used`,
+# `trajectory:tool-sequence`, ...) go here too, each with its name in `SUPPORTED`
+# (`gate.promptfoo.inputs.assertions`) and its value checked in `assertion_values`.
+ANSWER_CHECKS: dict[str, Callable[[Assertion, SystemOutput], types.Holds]] = {
+    "is-valid-openai-tools-call": _tools_call,
+    "cost": _cost,
+    "latency": _latency,
+}
 
 
 @dataclass
@@ -198,3 +220,17 @@ def run_assertions(
     run = AssertionRun(output, case, ctx)
     results, _ = _group(run, assertions.assertions, assertions.threshold, "", False)
     return results, run.judge
+
+
+def grader_config(spec: ProviderSpec) -> JudgeConfig:
+    """A grading provider (`llm-rubric`'s `provider`) as the gate's judge: promptfoo's
+    endpoint keys and its default `max_tokens` (1024)."""
+    config = spec.config
+    base = f"https://{config['apiHost']}/v1" if config.get("apiHost") else config.get("apiBaseUrl")
+    return JudgeConfig(
+        kind=spec.vendor,
+        model=spec.model,
+        base_url=base,
+        api_key_env=config.get("apiKeyEnvar"),
+        max_tokens=int(config.get("max_tokens", 1024)),
+    )

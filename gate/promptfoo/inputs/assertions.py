@@ -1,6 +1,6 @@
 """promptfoo's assertions, as data the gate's checks run with promptfoo's semantics
-(`gate.checks.assertions`): the one reading of promptfoo's assertion syntax, for CSV case files
-and promptfoo configs alike. Pure, but for the files a value may name.
+(`gate.promptfoo.checks`): the one reading of promptfoo's assertion syntax, for CSV case
+files and promptfoo configs alike. Pure, but for the files a value may name.
 
 An assertion is written as a mapping (`{type: contains, value: Paris, weight: 2, metric: geo}`)
 or, in a CSV cell, as promptfoo's string `[not-]TYPE[(THRESHOLD)][:VALUE]` (`icontains:
@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.providers import ProviderSpec
+from gate.promptfoo.inputs.providers import ProviderSpec
 
 # promptfoo's assertion types (its BaseAssertionTypesSchema, 0.121), so that `similar: x` in a
 # CSV cell is known to be an unsupported check rather than the expected answer "similar: x".
@@ -46,6 +46,7 @@ SUPPORTED = (
     "icontains-all", "starts-with", "regex", "is-json", "contains-json",
     "is-valid-openai-tools-call", "python", "llm-rubric", "cost", "latency",
 )  # fmt: skip
+NEEDS_SERVICES = ("python", "llm-rubric", "cost", "latency")  # a sandbox, a judge, a call
 LIST_TYPES = ("contains-any", "contains-all", "icontains-any", "icontains-all")
 # A CSV cell's `type(N):` threshold defaults to 0.75 for these (promptfoo's assertionFromString).
 CSV_THRESHOLD_TYPES = (
@@ -129,6 +130,13 @@ class AssertionSet(BaseModel):
     @property
     def graded(self) -> list[Assertion]:
         return [a for a in self.walk() if a.type == "llm-rubric"]
+
+    def offline(self) -> AssertionSet:
+        """The assertions that need no sandbox, judge or call (a reference is checked with
+        them); the threshold only when they are all of them."""
+        kept = tuple(a for a in self.assertions if a.type not in NEEDS_SERVICES and not a.children)
+        threshold = self.threshold if len(kept) == len(self.assertions) else None
+        return AssertionSet(assertions=kept, threshold=threshold)
 
 
 # --- promptfoo's string syntax (CSV cells) ---------------------------------------------------

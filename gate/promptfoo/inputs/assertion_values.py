@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import TemplateError
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.assertions import (
+from gate.promptfoo.inputs.assertions import (
     ASSERTION_KEYS,
     LIST_TYPES,
     SUPPORTED,
@@ -28,11 +28,11 @@ from gate.inputs.promptfoo.assertions import (
     split_values,
     unsupported,
 )
-from gate.inputs.promptfoo.files import FILE, parse_file, resolve
-from gate.inputs.promptfoo.js import js_regex, js_stringify
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment, unknown_filter
-from gate.inputs.promptfoo.providers import ProviderSpec, parse_provider
-from gate.inputs.promptfoo.yaml12 import load_yaml12
+from gate.promptfoo.inputs.files import FILE, parse_file, resolve
+from gate.promptfoo.inputs.js import js_regex, js_stringify
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment, unknown_filter
+from gate.promptfoo.inputs.providers import ProviderSpec, parse_provider
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 TEMPLATE_MARKS = ("{{", "{%", "{#")
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.files import (
+from gate.inputs.sourcemap import suggest
+from gate.promptfoo.inputs.config import PromptfooConfig, dereference
+from gate.promptfoo.inputs.files import (
     FILE,
     expand,
     folder_of,
@@ -24,10 +26,8 @@ from gate.inputs.promptfoo.files import (
     read,
     resolve,
 )
-from gate.inputs.promptfoo.js import js_json_loads, js_string, js_stringify
-from gate.inputs.promptfoo.yaml12 import load_yaml12
-from gate.inputs.promptfoo_suite.config import PromptfooConfig, dereference
-from gate.inputs.sourcemap import suggest
+from gate.promptfoo.inputs.js import js_json_loads, js_string, js_stringify
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 TEST_KEYS = {"description", "vars", "providers", "prompts", "assert", "options", "threshold",
              "metadata"}  # fmt: skip
@@ -106,7 +106,7 @@ def _file_tests(config: PromptfooConfig, path: str, where: str) -> list[RawTest]
     text = read(config.files, path, where)
     base = folder_of(path)
     if path.endswith(".csv"):
-        from gate.inputs.csv_cases import csv_tests
+        from gate.promptfoo.inputs.csv_tests import csv_tests
 
         return [RawTest(row.test(), path, at.row.line, base) for row, at in csv_tests(text, path)]
     if path.endswith((".yaml", ".yml")):

@@ -26,13 +26,13 @@ from typing import Any
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.inputs.policy import SEVERITIES
-from gate.inputs.promptfoo.assertion_values import parse_assertions
-from gate.inputs.promptfoo.assertions import AssertionContext, AssertionSet
-from gate.inputs.promptfoo.files import read
-from gate.inputs.promptfoo.providers import ProviderSpec, allowed_ref
-from gate.inputs.promptfoo_suite.config import PromptfooConfig
-from gate.inputs.promptfoo_suite.prompts import Prompt
-from gate.inputs.promptfoo_suite.tests import (
+from gate.promptfoo.inputs.assertion_values import parse_assertions
+from gate.promptfoo.inputs.assertions import AssertionContext, AssertionSet
+from gate.promptfoo.inputs.config import PromptfooConfig
+from gate.promptfoo.inputs.files import read
+from gate.promptfoo.inputs.prompts import Prompt
+from gate.promptfoo.inputs.providers import ProviderSpec, allowed_ref
+from gate.promptfoo.inputs.tests import (
     RawTest,
     check_test,
     default_test,
