@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gate.checks.base import CheckContext
 from gate.errors import CheckInfraError
@@ -47,33 +47,53 @@ class Graded:
 
 
 class AssertionRun:
-    """The assertions of one case on one output (the judge's calls are added up)."""
+    """The assertions of one case on one output (the judge's calls are added up). The output
+    is promptfoo's (`output_value`), transformed first by the test's `options.transform`
+    (`transform`), then by an assertion's own for that assertion."""
 
-    def __init__(self, output: SystemOutput, case: Case, ctx: CheckContext) -> None:
+    def __init__(
+        self, output: SystemOutput, case: Case, ctx: CheckContext, transform: str | None = None
+    ) -> None:
         self.output = output
         self.case = case
         self.ctx = ctx
-        self.value = types.output_value(output)
-        self.text = types.output_string(self.value)
         self.judge: JudgeCall | None = None
+        self.value = types.output_value(output)
+        if transform is not None:
+            self.value = self.transformed(transform, self.value)
+
+    def transformed(self, target: str, value: Any) -> Any:
+        """promptfoo's `transform` of a Python file: `function(output, context)` in the
+        sandbox; what it returns is the output the assertions read."""
+        if self.ctx.python is None:
+            raise CheckInfraError(f"transform {target}: the sandbox is not available")
+        context = {"vars": self.case.input, "prompt": {"label": self.output.data.get("prompt", "")}}
+        try:
+            found = self.ctx.python.call_check(target, value, context)
+        except CheckInfraError as exc:
+            raise CheckInfraError(f"transform {target}: {exc}") from None
+        if found is None:
+            raise CheckInfraError(f"transform {target} returned nothing (None)")
+        return found
 
     def grade(self, a: Assertion) -> Graded:
+        value = self.value if a.transform is None else self.transformed(a.transform, self.value)
         if a.type == "python":
-            return self._python(a)
+            return self._python(a, value)
         if a.type == "llm-rubric":
-            return self._rubric(a)
-        holds, reason = self._holds(a)
+            return self._rubric(a, types.output_string(value))
+        holds, reason = self._holds(a, value)
         passed = holds != a.negated
         return Graded(passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason)
 
-    def _holds(self, a: Assertion) -> types.Holds:
+    def _holds(self, a: Assertion, value: Any) -> types.Holds:
         if a.type in types.TEXT_CHECKS:
-            return types.TEXT_CHECKS[a.type](a, self.text)
+            return types.TEXT_CHECKS[a.type](a, types.output_string(value))
         if a.type in ANSWER_CHECKS:
-            return ANSWER_CHECKS[a.type](a, self.output)
+            return ANSWER_CHECKS[a.type](a, self.output, value)
         raise CheckInfraError(f"assertion type `{a.type}` is not supported")
 
-    def _python(self, a: Assertion) -> Graded:
+    def _python(self, a: Assertion, output: Any) -> Graded:
         target = a.python_target or ""
         if self.ctx.python is None:
             raise CheckInfraError(f"python assertion {target}: the sandbox is not available")
@@ -88,7 +108,7 @@ class AssertionRun:
             "config": a.config or {},
         }
         try:
-            value = self.ctx.python.call_check(target, self.value, context)
+            value = self.ctx.python.call_check(target, output, context)
         except CheckInfraError as exc:
             raise CheckInfraError(f"python assertion {target}: {exc}") from None
         try:
@@ -97,7 +117,7 @@ class AssertionRun:
             raise CheckInfraError(f"python assertion {target} {exc}") from None
         return Graded(passed, score, reason)
 
-    def _rubric(self, a: Assertion) -> Graded:
+    def _rubric(self, a: Assertion, text: str) -> Graded:
         judge = self.ctx.judge
         if a.grader is not None:
             judge = self.ctx.graders.get(a.grader.key)
@@ -105,7 +125,7 @@ class AssertionRun:
             raise CheckInfraError("`llm-rubric` needs a grader: `judge` in gate.yml or `provider`")
         from gate.promptfoo.checks.grading import grade_rubric  # jinja2: only for llm-rubric
 
-        verdict = grade_rubric(judge, a, self.text, self.case.input)
+        verdict = grade_rubric(judge, a, text, self.case.input)
         self.judge = add_calls(self.judge, verdict.call)
         if verdict.passed is None:
             return Graded(None, 0.0, verdict.reason)
@@ -114,11 +134,11 @@ class AssertionRun:
         return Graded(passed, score, verdict.reason)
 
 
-def _tools_call(a: Assertion, output: SystemOutput) -> types.Holds:
-    return types.tools_call(types.output_value(output), output.data.get("tools"))
+def _tools_call(a: Assertion, output: SystemOutput, value: Any) -> types.Holds:
+    return types.tools_call(value, output.data.get("tools"))
 
 
-def _cost(a: Assertion, output: SystemOutput) -> types.Holds:
+def _cost(a: Assertion, output: SystemOutput, value: Any) -> types.Holds:
     if output.cost_usd is None:
         raise CheckInfraError(
             "`cost`: the answer has no cost (gate.yml's `prices` has none for its model)"
@@ -126,17 +146,18 @@ def _cost(a: Assertion, output: SystemOutput) -> types.Holds:
     return types.limit(a, output.cost_usd, "")
 
 
-def _latency(a: Assertion, output: SystemOutput) -> types.Holds:
+def _latency(a: Assertion, output: SystemOutput, value: Any) -> types.Holds:
     if output.latency_ms is None:
         raise CheckInfraError("`latency`: the answer has no latency")
     return types.limit(a, output.latency_ms, "ms")
 
 
-# Deterministic types that read the whole answer, not its text: its tool calls, its cost and
+# Deterministic types that read more than the text: the output as promptfoo's provider returns
+# it (its tool calls; transformed, when the assertion has a transform), the answer's cost and
 # latency. promptfoo's types over what the system did on the way (`trajectory:tool-used`,
 # `trajectory:tool-sequence`, ...) go here too, each with its name in `SUPPORTED`
 # (`gate.promptfoo.inputs.assertions`) and its value checked in `assertion_values`.
-ANSWER_CHECKS: dict[str, Callable[[Assertion, SystemOutput], types.Holds]] = {
+ANSWER_CHECKS: dict[str, Callable[[Assertion, SystemOutput, Any], types.Holds]] = {
     "is-valid-openai-tools-call": _tools_call,
     "cost": _cost,
     "latency": _latency,
@@ -217,7 +238,7 @@ def run_assertions(
     assertions: AssertionSet, output: SystemOutput, case: Case, ctx: CheckContext
 ) -> tuple[list[CheckResult], JudgeCall | None]:
     """The case's results; a test with no assertion passes (promptfoo's "No assertions")."""
-    run = AssertionRun(output, case, ctx)
+    run = AssertionRun(output, case, ctx, assertions.transform)
     results, _ = _group(run, assertions.assertions, assertions.threshold, "", False)
     return results, run.judge
 

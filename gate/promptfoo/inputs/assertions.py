@@ -85,6 +85,7 @@ class Assertion(BaseModel):
     python_target: str | None = Field(None, description="python: `module:function`")
     python_source: str | None = Field(None, description="python: the inline code's module")
     children: tuple[Assertion, ...] = Field((), description="an assert-set's assertions")
+    transform: str | None = Field(None, description="the output's transform: `module:function`")
 
     @property
     def label(self) -> str:
@@ -110,13 +111,18 @@ class AssertionSet(BaseModel):
 
     assertions: tuple[Assertion, ...]
     threshold: float | None = None
+    transform: str | None = Field(
+        None, description="the test's `options.transform` of the output: `module:function`"
+    )
 
     def walk(self) -> list[Assertion]:
         return [a for top in self.assertions for a in (top, *top.children)]
 
     @property
     def python_targets(self) -> list[str]:
-        return [a.python_target for a in self.walk() if a.python_target]
+        """The python checks' and the transforms' `module:function`."""
+        found = [t for a in self.walk() for t in (a.python_target, a.transform) if t]
+        return [self.transform, *found] if self.transform else found
 
     @property
     def python_sources(self) -> dict[str, str]:
@@ -134,7 +140,12 @@ class AssertionSet(BaseModel):
     def offline(self) -> AssertionSet:
         """The assertions that need no sandbox, judge or call (a reference is checked with
         them); the threshold only when they are all of them."""
-        kept = tuple(a for a in self.assertions if a.type not in NEEDS_SERVICES and not a.children)
+        kept = tuple(
+            a
+            for a in self.assertions
+            if a.type not in NEEDS_SERVICES and not a.children and a.transform is None
+        )
+        kept = () if self.transform else kept  # the sandbox transforms every output
         threshold = self.threshold if len(kept) == len(self.assertions) else None
         return AssertionSet(assertions=kept, threshold=threshold)
 

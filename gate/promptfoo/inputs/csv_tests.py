@@ -66,8 +66,10 @@ class Located:
         return InputError(f"{where}: {message}", file=self.display, line=self.row.line)
 
 
-def read_rows(text: str, display: str) -> tuple[list[str], list[Row]]:
-    """The header and the data rows; blank rows are skipped, short rows padded."""
+def read_rows(text: str, display: str, case_file: bool = True) -> tuple[list[str], list[Row]]:
+    """The header and the data rows; blank rows are skipped, short rows padded. A case file's
+    columns may not be the gate's own names (`input`, `expect`); a promptfoo CSV tests file's
+    columns are variables only."""
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     header: list[str] | None = None
     rows: list[Row] = []
@@ -80,7 +82,7 @@ def read_rows(text: str, display: str) -> tuple[list[str], list[Row]]:
                 continue
             number += 1
             if header is None:
-                header = _header(cells, display, start)
+                header = _header(cells, display, start, case_file)
                 continue
             if len(cells) > len(header):
                 raise InputError(
@@ -97,7 +99,7 @@ def read_rows(text: str, display: str) -> tuple[list[str], list[Row]]:
     return header, rows
 
 
-def _header(cells: list[str], display: str, line: int) -> list[str]:
+def _header(cells: list[str], display: str, line: int, case_file: bool) -> list[str]:
     names = [cell.strip() for cell in cells]
     for index, name in enumerate(names):
         if not name:
@@ -106,13 +108,13 @@ def _header(cells: list[str], display: str, line: int) -> list[str]:
             raise InputError(
                 f"column `{name}` appears twice in the header", file=display, line=line
             )
-        _check_column(name, display, line)
+        _check_column(name, display, line, case_file)
     return names
 
 
-def _check_column(name: str, display: str, line: int) -> None:
+def _check_column(name: str, display: str, line: int, case_file: bool) -> None:
     problem = None
-    if name in COLLIDING:
+    if name in COLLIDING and case_file:
         problem = COLLIDING[name]
     elif name.startswith("_") and not name.startswith("__"):
         if any(name.startswith(s[1:]) for s in (*SPECIAL, *NO_EQUIVALENT)):
@@ -254,7 +256,7 @@ class RowReader:
 
 def csv_tests(text: str, display: str) -> Iterator[tuple[RowTest, Located]]:
     """promptfoo's CSV tests file: each row, with where it is."""
-    _, rows = read_rows(text, display)
+    _, rows = read_rows(text, display, case_file=False)
     for row in rows:
         yield RowReader(row, display, ()).read(), Located(display, row)
 
