@@ -27,7 +27,7 @@ def read_suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     path in the config's repository."""
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
     if suite.promptfoo is not None:
-        from gate.inputs.promptfoo_suite.suites import suite_cases as promptfoo_suite_cases
+        from gate.promptfoo.inputs.suites import suite_cases as promptfoo_suite_cases
 
         return promptfoo_suite_cases(loaded.path, suite)
     try:

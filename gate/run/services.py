@@ -70,7 +70,8 @@ def open_judges(
     asked = any(c.expect.rubric for c in cases) or any(a.grader is None for a in graded)
     if not (asked or graded):
         return
-    from gate.checks.judge import grader_config, open_judge
+    from gate.checks.judge import open_judge
+    from gate.promptfoo.checks import grader_config
 
     if judge is not None and asked:
         ctx.judge = stack.enter_context(open_judge(judge, env))
