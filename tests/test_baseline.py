@@ -46,7 +46,7 @@ def test_the_bases_policy_judges_and_the_heads_changes_are_a_note(tmp_path: Path
         "suites": [SUITE, {**SUITE, "name": "new"}],
     }
     loaded = load_config(head_config(root, head))
-    baseline = read_baseline(git_repo, sha, loaded)
+    baseline = read_baseline(git_repo, sha, "gate.yml", loaded, git_repo.worktree_path())
     assert baseline.has_suite("s") and not baseline.has_suite("new")
     policy, _ = flow_policy(baseline, loaded)
     assert policy.threshold == 2 and policy.block_severities == ["blocker"]
@@ -72,7 +72,7 @@ def test_the_bases_policy_judges_and_the_heads_changes_are_a_note(tmp_path: Path
 def test_no_gate_yml_on_base_means_the_heads_policy_and_new_suites(tmp_path: Path) -> None:
     git_repo, sha, root = repo(tmp_path, None)
     loaded = load_config(head_config(root, {"threshold": 9, "suites": [SUITE]}))
-    baseline = read_baseline(git_repo, sha, loaded)
+    baseline = read_baseline(git_repo, sha, "gate.yml", loaded, git_repo.worktree_path())
     assert not baseline.has_suite("s") and flow_policy(baseline, loaded)[0].threshold == 9
     (finding,) = policy_findings(baseline, loaded)
     assert (
@@ -84,7 +84,7 @@ def test_no_gate_yml_on_base_means_the_heads_policy_and_new_suites(tmp_path: Pat
 def test_a_broken_base_config_is_reported_not_guessed(tmp_path: Path) -> None:
     git_repo, sha, root = repo(tmp_path, {"threshhold": 3, "suites": [SUITE]})
     loaded = load_config(head_config(root, {"suites": [SUITE]}))
-    baseline = read_baseline(git_repo, sha, loaded)
+    baseline = read_baseline(git_repo, sha, "gate.yml", loaded, git_repo.worktree_path())
     assert baseline.problem is not None and "threshhold" in baseline.problem
     assert baseline.has_suite("s")  # so the base side runs and fails with the reason
     assert policy_findings(baseline, loaded) == []

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypedDict, TypeVar, Unpack
 
 from gate.compare.acceptance import accept
 from gate.compare.findings import SuiteRemoved
@@ -144,6 +144,8 @@ def run_planned(
     if not runnable:
         return {}
     repo = plan.request.revisions.repo
+    for suite in runnable:  # the gate's, before any system runs: none can plant files there
+        (plan.request.io.out_dir / suite_folder(suite.name)).mkdir(parents=True, exist_ok=True)
     with (
         repo.worktree(plan.request.revisions.base_sha, plan.base_root) as base_root,
         tempfile.TemporaryDirectory(prefix="gate-answers-") as answers,
@@ -309,21 +311,24 @@ def run_flow(plan: FlowPlan) -> FlowOutcome:
 # --- gate check ------------------------------------------------------------------------------
 
 
+class CheckOptions(TypedDict, total=False):
+    """What `gate check` may set: a tighter threshold, the progress stream, the environment,
+    a folder for held-out detail, whether the response cache is used, the PR's labels."""
+
+    threshold: float | None
+    stream: TextIO | None
+    environ: Mapping[str, str] | None
+    heldout_detail: Path | None
+    use_cache: bool
+    labels: Sequence[str]
+
+
 def check_request(
-    repo: GitRepo,
-    config: Path,
-    base_sha: str,
-    out_dir: Path,
-    *,
-    threshold: float | None = None,
-    stream: TextIO | None = None,
-    environ: Mapping[str, str] | None = None,
-    heldout_detail: Path | None = None,
-    use_cache: bool = True,
-    labels: Sequence[str] = (),
+    repo: GitRepo, config: Path, base_sha: str, out_dir: Path, **options: Unpack[CheckOptions]
 ) -> FlowRequest:
     """`gate check`'s request: the working tree of `repo` against `base_sha`, as a PR with
     `labels`."""
+    environ, heldout_detail = options.get("environ"), options.get("heldout_detail")
     return FlowRequest(
         revisions=Revisions(repo, base_sha),
         config=load_config(config),
@@ -331,17 +336,17 @@ def check_request(
         io=FlowIO(
             out_dir,
             environ=dict(repo.environ if environ is None else environ),
-            stream=stream or sys.stderr,
+            stream=options.get("stream") or sys.stderr,
             heldout_detail=heldout_detail.resolve() if heldout_detail else None,
-            use_cache=use_cache,
+            use_cache=options.get("use_cache", True),
         ),
-        overrides=PolicyOverrides(threshold=threshold),
-        labels=tuple(labels),
+        overrides=PolicyOverrides(threshold=options.get("threshold")),
+        labels=tuple(options.get("labels", ())),
     )
 
 
 def run_check(
-    repo: Path, config: Path, base_ref: str | None, out_dir: Path, **options: Any
+    repo: Path, config: Path, base_ref: str | None, out_dir: Path, **options: Unpack[CheckOptions]
 ) -> FlowOutcome:
     """The PR flow on a local repository: the working tree against `base_ref` (default: the
     remote's default branch). Nothing is fetched or posted. `options`: `check_request`'s."""
@@ -352,7 +357,7 @@ def run_check(
 
 
 def plan_check(
-    repo: Path, config: Path, base_ref: str | None, out_dir: Path, **options: Any
+    repo: Path, config: Path, base_ref: str | None, out_dir: Path, **options: Unpack[CheckOptions]
 ) -> FlowPreview:
     """What `run_check` would run, without running it."""
     from gate.flow.preview import preview

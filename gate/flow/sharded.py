@@ -56,8 +56,6 @@ from gate.flow.request import Revisions
 from gate.flow.sides import SIDES, SideStatus
 from gate.inputs.paths import display_path
 from gate.inputs.shard import Shard
-from gate.render.markdown import text
-from gate.render.reasons import sentence
 from gate.report.files import atomic_write
 from gate.report.io import read_report
 from gate.report.merge import check_shards, merge_reports
@@ -106,9 +104,6 @@ class ShardOutcome:
     verdict: ShardVerdict
     findings: list[Finding] = field(default_factory=list)
 
-    @property
-    def reasons(self) -> list[str]:
-        return [sentence(f) for f in self.findings]
 
 
 # --- mode: shard -----------------------------------------------------------------------------
@@ -149,23 +144,6 @@ def run_shard_flow(plan: FlowPlan, shard: Shard) -> list[ShardOutcome]:
 def shard_verdict(ran: Sequence[ShardOutcome]) -> ShardVerdict:
     verdicts = {o.verdict for o in ran}
     return next((v for v in SHARD_VERDICT_ORDER if v in verdicts), "skipped")
-
-
-def shard_summary(ran: Sequence[ShardOutcome], reports: str) -> str:
-    """The shard job's summary: one line per suite (the verdict comes from the finish job)."""
-    lines = []
-    for o in ran:
-        head = f"**Eval Gate ({text(o.suite, 200)})**, shard {o.shard}"
-        if o.verdict == "partial":
-            lines.append(
-                f"⏳ {head}: base and head ran; their reports are in `{reports}` for the "
-                "`mode: finish` job, which compares and comments"
-            )
-        elif o.verdict == "error":
-            lines.append(f"⚠️ {head}: error: {text('; '.join(o.reasons), 2000)}")
-        else:
-            lines.append(f"⏭️ {head}: skipped: {text('; '.join(o.reasons), 600)}")
-    return "\n\n".join(lines) + "\n"
 
 
 # --- mode: finish ----------------------------------------------------------------------------

@@ -21,10 +21,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import IO, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+import gate
 from gate.errors import InputError
 from gate.providers.secrets import without_gate_credentials
 from gate.report.models import CaseResult, Report, RunMeta
@@ -236,9 +238,14 @@ _LOG_LOCK = threading.Lock()
 
 
 def runner_argv(requests: int, records: int) -> list[str]:
-    """A side's runner: a Python of the gate's own (isolated: no PYTHONPATH, no user site, no
-    `sitecustomize` of the checkout), speaking on the two descriptors."""
-    return [sys.executable, "-I", "-m", "gate.run.serve", str(requests), str(records)]
+    """A side's runner: a Python of the gate's own, isolated (no PYTHONPATH, no user site, no
+    `sitecustomize` of the checkout), importing the gate from where this process did."""
+    home = str(Path(gate.__file__).resolve().parent.parent)
+    boot = (
+        f"import sys; sys.path.insert(0, {home!r}); "
+        "from gate.run.serve import main; sys.exit(main(sys.argv[1:]))"
+    )
+    return [sys.executable, "-I", "-c", boot, str(requests), str(records)]
 
 
 def side_env(environ: Mapping[str, str]) -> dict[str, str]:

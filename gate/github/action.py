@@ -104,6 +104,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
     if token:
         say(out, workflow.add_mask(token))
     environ = cache_environ(environ, env.workspace)  # both sides' cache, in the workspace
+    plan: FlowPlan | None = None
     repo = GitRepo(env.workspace, token=token, server_url=env.server_url, environ=environ)
     try:
         head = repo.head_sha()
@@ -128,7 +129,6 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
             overrides=_overrides(settings),
             labels=_labels(settings, activity, token, out),
         )
-        plan = None
         with workflow.commands_paused(out):
             plan = plan_flow(request)
             publish = _run_mode(settings, activity, plan, token, out)

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from gate.compare.models import EXIT_CODES, Comparison
 from gate.flow.pr import FlowOutcome, suite_folder
-from gate.flow.sharded import ShardOutcome, shard_summary, shard_verdict
+from gate.flow.sharded import ShardOutcome, shard_verdict
 from gate.github import workflow_commands as workflow
 from gate.github.client import GitHubClient
 from gate.github.comments import (
@@ -26,7 +26,7 @@ from gate.github.events import Activity
 from gate.github.inputs import ActionSettings
 from gate.render import RenderContext, comment_marker, render_suite
 from gate.render.markdown import text
-from gate.render.reasons import words
+from gate.render.reasons import sentence, words
 from gate.report.files import atomic_write
 
 REPORTS_DIR = "eval-gate-reports"
@@ -195,6 +195,23 @@ def _write_comment_files(folder: Path, activity: Activity, outcomes: Sequence[Sh
         atomic_write(folder / "pull-request.json", json.dumps(pull) + "\n")
 
 
+def shard_summary(ran: Sequence[ShardOutcome], reports: str) -> str:
+    """The shard job's summary: one line per suite (the verdict comes from the finish job)."""
+    lines = []
+    for o in ran:
+        head = f"**Eval Gate ({text(o.suite, 200)})**, shard {o.shard}"
+        if o.verdict == "partial":
+            lines.append(
+                f"⏳ {head}: base and head ran; their reports are in `{reports}` for the "
+                "`mode: finish` job, which compares and comments"
+            )
+        elif o.verdict == "error":
+            lines.append(f"⚠️ {head}: error: {text('; '.join(map(sentence, o.findings)), 2000)}")
+        else:
+            lines.append(f"⏭️ {head}: skipped: {text('; '.join(map(sentence, o.findings)), 600)}")
+    return "\n\n".join(lines) + "\n"
+
+
 def publish_shard(settings: ActionSettings, ran: Sequence[ShardOutcome], out: TextIO) -> int:
     """A shard job posts nothing: a short job summary, outputs, and exit 3 on an error."""
     env = settings.env
@@ -205,7 +222,7 @@ def publish_shard(settings: ActionSettings, ran: Sequence[ShardOutcome], out: Te
         workflow.write_outputs(env.output, outputs(verdict, [], {}))
     for outcome in ran:
         where = f"reports in {REPORTS_DIR}/{suite_folder(outcome.suite)}"
-        reasons = "; ".join(outcome.reasons[:3]) or where
+        reasons = "; ".join(map(sentence, outcome.findings[:3])) or where
         say(out, f"[gate] {outcome.suite}: shard {outcome.shard}: {outcome.verdict}: {reasons}")
     return EXIT_CODES["error"] if verdict == "error" else 0
 
