@@ -1,5 +1,6 @@
-"""The package as a user installs it: the wheel, built from this tree, installed with its
-dependencies into a fresh virtualenv outside the clone, then the README's path for a newcomer
+"""The package as a user installs it: the wheel, built from a release tag of this tree as
+`pip install git+URL@TAG` builds it, installed with its dependencies into a fresh virtualenv
+outside the clone, then the README's path for a newcomer
 in a scratch repository of their own: `gate init`, `gate validate`, `gate check` (and `gate
 demo`, whose bundled app is package data).
 
@@ -61,8 +62,15 @@ def test_the_wheel_installs_outside_the_clone_and_gates_a_pr(tmp_path: Path) -> 
     started = time.monotonic()
     env = clean_env(tmp_path)
     src = sources(tmp_path / "src")
+    # Built from a release tag of a git repository, as the README's install line builds it
+    # (`pipx install git+https://github.com/eval-gate/eval-gate@v1`: pip clones, then builds).
+    git(src, "init", "-q", "-b", "main")
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "release")
+    git(src, "tag", f"v{__version__}")
+    url = f"git+file://{src}@v{__version__}"
     built = run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp_path / "dist",
-                src, cwd=tmp_path, env=env)  # fmt: skip
+                url, cwd=tmp_path, env=env)  # fmt: skip
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "dist").glob("eval_gate-*.whl")
     assert wheel.name.startswith(f"eval_gate-{__version__}-py3-none-any")
