@@ -109,6 +109,5 @@ def test_the_wheel_installs_outside_the_clone_and_gates_a_pr(tmp_path: Path) -> 
     demo = run(gate, "demo", "--dir", tmp_path / "demo", cwd=tmp_path, env=env)
     assert demo.returncode == 0, demo.stderr
     assert "verdict: fail" in demo.stdout
-    elapsed = time.monotonic() - started
-    print(f"wheel test: {elapsed:.1f}s")
-    assert elapsed < 120  # about 20-30 s with pip's cache warm on 2 cores
+    # A number to read, not a limit: about 20 s with pip's cache warm on 2 idle cores.
+    print(f"wheel test: {time.monotonic() - started:.1f}s")
