@@ -26,10 +26,11 @@ def add_parser(sub: Any) -> None:
         "run",
         help="run a suite against one checkout and write its report",
         description=(
-            "Run a suite's cases against the system of one checkout (`--root`) and write its "
-            "report: OUT/LABEL.jsonl (a metadata line, then one line per case) and "
-            "OUT/LABEL.summary.json. Exit 0 when the run finished, 3 when every case ended in "
-            "an error (nothing was measured), 2 bad input."
+            "Run the suites of a config (or one, --suite) against one checkout (--root): ask "
+            "the system every case, check each answer and write OUT/LABEL.jsonl (a metadata "
+            "line, then one line per case) and OUT/LABEL.summary.json. One side of a "
+            "comparison: `gate compare` pairs two such reports. Exit 0 when it ran, 3 when "
+            "every case ended in an error, 2 bad input."
         ),
     )
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
