@@ -105,7 +105,6 @@ class ShardOutcome:
     findings: list[Finding] = field(default_factory=list)
 
 
-
 # --- mode: shard -----------------------------------------------------------------------------
 
 
