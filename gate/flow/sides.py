@@ -239,11 +239,13 @@ _LOG_LOCK = threading.Lock()
 
 def runner_argv(requests: int, records: int) -> list[str]:
     """A side's runner: a Python of the gate's own, isolated (no PYTHONPATH, no user site, no
-    `sitecustomize` of the checkout), importing the gate from where this process did."""
+    `sitecustomize` of the checkout), importing the gate from where this process did. As in
+    `gate.cli`, pydantic's plugin scan is skipped while the gate's own models are built."""
     home = str(Path(gate.__file__).resolve().parent.parent)
     boot = (
-        f"import sys; sys.path.insert(0, {home!r}); "
-        "from gate.run.serve import main; sys.exit(main(sys.argv[1:]))"
+        f"import os, sys; sys.path.insert(0, {home!r}); "
+        "os.environ['PYDANTIC_DISABLE_PLUGINS'] = '1'; from gate.run.serve import main; "
+        "del os.environ['PYDANTIC_DISABLE_PLUGINS']; sys.exit(main(sys.argv[1:]))"
     )
     return [sys.executable, "-I", "-c", boot, str(requests), str(records)]
 
