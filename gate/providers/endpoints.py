@@ -40,6 +40,14 @@ def _api_key(
     return value, Secrets([value] if value else [])
 
 
+def _url_from(base_url: str | None, env_name: str, key: str, name: str = "base_url") -> str:
+    """Where a dead endpoint's URL is fixed: gate.yml's (or the model config's) key, or the
+    environment variable it came from."""
+    if base_url is None:
+        return f"${env_name}"
+    return f"`{name}`" if key == "system" else f"`{key}.{name}`"
+
+
 def openai_endpoint(
     base_url: str | None, api_key_env: str | None, environ: Mapping[str, str], key: str
 ) -> Endpoint:
@@ -55,7 +63,13 @@ def openai_endpoint(
         headers = {"api-key": api_key} if azure else {"Authorization": f"Bearer {api_key}"}
     provider = "openai" if host == "api.openai.com" else "azure" if azure else "openai-compatible"
     return Endpoint(
-        provider=provider, url=url, display_url=redact_url(url), headers=headers, secrets=secrets
+        provider=provider,
+        url=url,
+        display_url=redact_url(url),
+        headers=headers,
+        secrets=secrets,
+        url_from=_url_from(base_url, "OPENAI_BASE_URL", key),
+        key_env=name,
     )
 
 
@@ -77,6 +91,8 @@ def anthropic_endpoint(
         display_url=redact_url(url),
         headers=headers,
         secrets=secrets,
+        url_from=_url_from(base_url, "ANTHROPIC_BASE_URL", key),
+        key_env=name,
     )
 
 
@@ -86,5 +102,10 @@ def service_endpoint(
     _check_url(url, f"{key}.url")
     resolved, secrets = expand_headers(headers, environ, f"{key}.headers")
     return Endpoint(
-        provider="http", url=url, display_url=redact_url(url), headers=resolved, secrets=secrets
+        provider="http",
+        url=url,
+        display_url=redact_url(url),
+        headers=resolved,
+        secrets=secrets,
+        url_from=_url_from(url, "", key, "url"),
     )
