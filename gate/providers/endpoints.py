@@ -35,8 +35,15 @@ def _api_key(
     environ: Mapping[str, str], name: str, url: str, key: str
 ) -> tuple[str | None, Secrets]:
     value = environ.get(name) or None
-    if value is None and urlsplit(url).hostname in _KEYED_HOSTS:
-        raise InputError(f"environment variable {name} is not set (the API key)", key=key)
+    host = urlsplit(url).hostname
+    if value is None and host in _KEYED_HOSTS:
+        raise InputError(
+            f"the API key for {host} is read from the environment variable {name}, which is "
+            f"not set: set it (a workflow passes it from a secret: `env: {name}: "
+            f"${{{{ secrets.{name} }}}}`), or name the variable that holds the key with "
+            "`api_key_env`",
+            key=key,
+        )
     return value, Secrets([value] if value else [])
 
 
