@@ -59,7 +59,7 @@ def test_the_text_says_what_the_comment_says_without_markdown(tmp_path: Path) ->
     for title in ("🛑 Blocking cases failing on head (1)", "📉 Regressions: passed on base"):
         assert f"▸ {title}" in text and title in comment
     # a blocking case once, with everything about it: since when, why, base vs head
-    assert "blk · faq · blocker · 🆕 new: pass → fail\n  - the required phrase X is missing" in text
+    assert "blk · faq · blocker · 🆕 new: pass → fail · failed: include:X\n  - the required" in text
     assert text.count("blk · ") == 1
     assert "One of them is a blocking case, shown above." in text
     assert "    - Register with the CAC first.\n    + Register first." in text  # base vs head

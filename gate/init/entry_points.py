@@ -49,20 +49,14 @@ def parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Param]:
             a.arg,
             "positional_only" if a in args.posonlyargs else "positional_or_keyword",
             i >= defaults,
-            ast.unparse(a.annotation) if a.annotation else None,
+            _annotation(a),
         )
         for i, a in enumerate(positional)
     ]
     if args.vararg:
-        annotation = ast.unparse(args.vararg.annotation) if args.vararg.annotation else None
-        params.append(Param(args.vararg.arg, "var_positional", True, annotation))
+        params.append(Param(args.vararg.arg, "var_positional", True, _annotation(args.vararg)))
     params += [
-        Param(
-            a.arg,
-            "keyword_only",
-            d is not None,
-            ast.unparse(a.annotation) if a.annotation else None,
-        )
+        Param(a.arg, "keyword_only", d is not None, _annotation(a))
         for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
     ]
     if args.kwarg:

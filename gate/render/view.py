@@ -133,6 +133,21 @@ def checks_cell(case: CaseChange, limits: Limits, style: Style) -> Md:
     return style.lines(parts)
 
 
+def failed_names(case: CaseChange, limits: Limits, style: Style) -> Md:
+    """` · failed: include:CAC, regex` for the header of an explained case: the checks by
+    name (their detail is what the explanation says); empty for a held-out case."""
+    side = case.head if case.head is not None and case.head.status != "pass" else case.base
+    if case.heldout or side is None:
+        return Md("")
+    parts = []
+    for label, checks in (("failed", side.failed_checks), ("needs review", side.review_checks)):
+        if checks:
+            names = [style.code(c.name, 60) for c in checks[: limits.checks]]
+            more = f" +{len(checks) - limits.checks} more" if len(checks) > limits.checks else ""
+            parts.append(f" · {label}: {', '.join(names)}{more}")
+    return Md("".join(parts))
+
+
 def since_cell(case: CaseChange, c: Comparison) -> Md:
     """Since when a blocking case fails on head, and its runs with repeats."""
     new = case.id in set(c.new_blocker_failures)
@@ -350,6 +365,7 @@ def template_context(
         "case_url": lambda case: case_url(case, ctx),
         "sha_link": lambda sha: sha_link(sha, ctx, style),
         "checks": lambda case: checks_cell(case, limits, style),
+        "failed_names": lambda case: failed_names(case, limits, style),
         "error_groups": lambda ids, side: error_groups(c, ids, side),
         "since": lambda case: since_cell(case, c),
         "new_blockers": set(c.new_blocker_failures),

@@ -23,9 +23,9 @@ from gate.inputs.config import (
     OpenAISystem,
     SuiteConfig,
 )
-from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
-from gate.providers.prompts import load_model_settings
-from gate.systems.chat_provider import chat_config
+
+# The providers' modules (requests, jinja2) are imported where a system or judge needs them: a
+# run of a `python` system imports neither (tests/test_startup.py).
 
 
 def located(exc: InputError, loaded: LoadedConfig, suite: SuiteConfig) -> InputError:
@@ -50,6 +50,8 @@ def _from_model_config(
 ) -> InputError | None:
     """The missing key at the model config's `api_key_env:` or `provider:`, when that file
     named the variable or switched the provider."""
+    from gate.providers.prompts import load_model_settings
+
     path = (root / config.model_config_file).resolve()
     if not path.is_file():
         return None  # said as a missing file
@@ -74,13 +76,16 @@ def system_key_problem(
     """The environment variable a suite's system needs and lacks (its API key, a header's
     `${VAR}`), named where it is set."""
     system = suite.system
+    if not isinstance(system, HttpSystem | OpenAISystem | AnthropicSystem):
+        return None
+    from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
+    from gate.systems.chat_provider import chat_config
+
     if isinstance(system, HttpSystem):
         try:
             service_endpoint(system.url, system.headers, environ, "system")
         except InputError as exc:
             return located(exc, loaded, suite)
-        return None
-    if not isinstance(system, OpenAISystem | AnthropicSystem):
         return None
     try:
         config = chat_config(system, root)
@@ -105,6 +110,8 @@ def judge_key_problem(
     judge: JudgeConfig | None = loaded.config.judge
     if judge is None or not any(c.expect.rubric for c in cases):
         return None
+    from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
+
     try:
         if judge.kind == "http":
             service_endpoint(judge.url or "", judge.headers, environ, "judge")
