@@ -29,8 +29,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
-from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS, unknown_filter
 from gate.inputs.sourcemap import Locator, key_line, load_yaml, validation_error
+from gate.promptfoo.inputs.nunjucks import NUNJUCKS_FILTERS, unknown_filter
 from gate.providers.model_params import GATES_OWN, foreign_param, unknown_key
 from gate.providers.prompt_sources import PromptSources
 from gate.providers.wire_formats import Message, Role

@@ -1,5 +1,5 @@
 """Progress of a long run: a live line on a terminal, periodic plain lines in CI logs; at the
-end, the cases that ended in an error, grouped by their message (`20 cases (a … t): …`), so
+end, the cases that ended in an error, grouped by their message (`20 cases (a, b, c, …): …`), so
 the terminal says why, once, and not only the report."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TextIO
 
 from gate.providers.traffic import Traffic
 from gate.report.models import CaseResult
+from gate.report.summary import case_fraction
 
 
 class Progress:
@@ -34,6 +35,8 @@ class Progress:
         self.interval_s = interval_s if interval_s is not None else (0.1 if self.tty else 10.0)
         self.enabled = enabled
         self.counts: Counter[str] = Counter()
+        self.fractions = 0.0  # the passed share of each case's runs, summed
+        self.repeated = False
         self.done = 0
         self.started = time.monotonic()
         self._last = self.started
@@ -45,6 +48,8 @@ class Progress:
             self.done += 1
             self.counts[result.status] += 1
             self.errors.add(result)
+            self.fractions += case_fraction(result)
+            self.repeated |= result.repeats > 1
             now = time.monotonic()
             if self.enabled and now - self._last >= self.interval_s:
                 self._last = now
@@ -56,11 +61,11 @@ class Progress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         parts = [f"{self.done}/{self.total} ({pct:.0f}%)"]
-        parts += [
-            f"{k} {self.counts[k]}"
-            for k in ("pass", "fail", "error", "needs_review")
-            if self.counts[k]
-        ]
+        shown: tuple[str, ...] = ("pass", "fail", "error", "needs_review")
+        if self.repeated and self.done:  # the rate the comparison reads, not majority counts
+            parts.append(f"pass rate {100 * self.fractions / self.done:.1f}%")
+            shown = ("error", "needs_review")
+        parts += [f"{k} {self.counts[k]}" for k in shown if self.counts[k]]
         parts += retry_parts(self.traffic)
         parts.append(f"{elapsed:.1f}s")
         if self.done < self.total and rate > 0:
