@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from gate.commands.output import describe
+from gate.errors import InputError
 from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.shard import Shard
 from gate.report.io import ReportWriter
 from gate.report.models import CaseResult, Summary
+from gate.run.endpoint_keys import judge_key_problem, located, system_key_problem
 from gate.run.preflight import python_check_problems, pythonpath_problems, system_files_problems
 from gate.run.side import SideRunner, cache_folder, spec_of_config
 from gate.run.spec import SideSpec
@@ -70,7 +72,10 @@ def handle(args: argparse.Namespace) -> int:
     for name in names:
         label = args.label if len(names) == 1 else f"{args.label}.{name}"
         spec = side_spec(loaded, name, args, label=label, shard=shard)
-        summary = run_to_files(spec, Path(args.out), heldout_detail=args.heldout_detail)
+        try:
+            summary = run_to_files(spec, Path(args.out), heldout_detail=args.heldout_detail)
+        except InputError as exc:  # a refusal of the system's, named at gate.yml's line
+            raise located(exc, loaded, loaded.config.suite(name)) from None
         print(describe(summary, Path(args.out) / f"{label}.jsonl"), file=sys.stderr)
         code = max(code, exit_code(summary))
     return code
@@ -94,8 +99,12 @@ def side_spec(
         record=Path(args.record).resolve() if args.record else None,
         show_progress=not args.quiet,
     )
+    cases, environ = list(spec.measure.cases), dict(os.environ)
     problems = system_files_problems(loaded, suite, root) + pythonpath_problems(loaded, root)
-    problems += python_check_problems(loaded, root, list(spec.measure.cases))
+    problems += python_check_problems(loaded, root, cases)
+    keys = [judge_key_problem(loaded, cases, environ)]
+    keys.append(system_key_problem(loaded, suite, root, environ))
+    problems += [p for p in keys if p is not None]
     if problems:
         raise problems[0]
     update: dict[str, Any] = {}

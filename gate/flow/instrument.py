@@ -17,6 +17,7 @@ its place.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from gate.flow.plan import FlowPlan, SuitePlan
 from gate.inputs.cases import Case, resolve_case_paths
 from gate.inputs.config import LoadedConfig
 from gate.run.cases import added_cases, checked_cases, read_suite_cases
+from gate.run.endpoint_keys import judge_key_problem, system_key_problem
 from gate.run.preflight import python_check_problems, pythonpath_problems, system_files_problems
 from gate.run.spec import Measure, OwnSystem, first_repeats, measure_of, own_of
 
@@ -110,6 +112,9 @@ def _base_instrument(
             raise problems[0]
     except InputError as exc:
         return SuiteInstrument(None, None, problem=BaseUnreadable(problem=str(exc)))
+    judge_key = judge_key_problem(base, base_cases, plan.request.io.environ)
+    if judge_key is not None:  # neither side can be judged: the job's to fix (exit 2)
+        raise judge_key
     new = head_cases(head, name)
     known = {c.id for c in base_cases}
     judged, unjudged = added_cases([c for c in new if c.id not in known], base, base_root)
@@ -131,14 +136,19 @@ def _base_instrument(
         auto=base.config.repeats == "auto",
         changes=tuple(changes),
         rejudge=rejudge,
-        base_problem=_base_problem(base, base_suite.name, base_root),
+        base_problem=_base_problem(base, base_suite.name, base_root, plan.request.io.environ),
     )
 
 
-def _base_problem(base: LoadedConfig, name: str, root: Path) -> str | None:
-    """Why the base's own system cannot run in its checkout (a file it names is missing)."""
+def _base_problem(
+    base: LoadedConfig, name: str, root: Path, environ: Mapping[str, str]
+) -> str | None:
+    """Why the base's own system cannot run in its checkout (a file it names is missing, the
+    key it needs is not set)."""
     suite = base.config.suite(name)
     problems = system_files_problems(base, suite, root) + pythonpath_problems(base, root)
+    key = system_key_problem(base, suite, root, environ)
+    problems += [key] if key is not None else []
     return str(problems[0]) if problems else None
 
 

@@ -40,7 +40,9 @@ from gate.providers.cache import resolve_cache_dir
 from gate.providers.prompts import ChatPrompt
 from gate.render import check_templates
 from gate.run.cases import checked_cases
+from gate.run.endpoint_keys import located, system_key_problem
 from gate.run.preflight import case_files_problems, pythonpath_problems, system_files_problems
+from gate.systems.chat_provider import chat_config
 
 
 @dataclass(frozen=True)
@@ -160,9 +162,10 @@ def base_templates(
 def validate_head(
     request: FlowRequest, suites: Sequence[SuitePlan], templates: TemplateSet | None
 ) -> None:
-    """What `gate run` of the head would reject at its start, found before any side runs:
-    the cases, the system's files and prompts, the pythonpath, the comment templates. The
-    head's code is not run here (the gate's process holds the secrets)."""
+    """What the head's runner would reject at its start, found before any side runs: the
+    cases, the system's files, prompts and model config, the API key it needs, the
+    pythonpath, the comment templates; each named at the PR's file and line. The head's code
+    is not run here (the gate's process holds the secrets)."""
     head, root = request.config, request.revisions.repo.root
     for plan in suites:
         suite = head.config.suite(plan.name)
@@ -171,9 +174,15 @@ def validate_head(
             raise escapes[0]
         checked_cases(head, suite)
         problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
+        key = system_key_problem(head, suite, root, request.io.environ)
+        problems += [key] if key is not None else []
         if problems:
             raise problems[0]
         if isinstance(suite.system, OpenAISystem | AnthropicSystem):
+            try:
+                chat_config(suite.system, root)
+            except InputError as exc:  # the model config's `provider:`, named at its line
+                raise located(exc, head, suite) from None
             ChatPrompt(root, suite.system.model_config_file, suite.system.prompt, "system")
     if templates is not None:
         check_templates(templates)
