@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers.reports import case, repeated, report
 
-from gate.commands.output import describe
+from gate.render.run_line import describe
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
 from gate.report.models import CaseResult, RunMeta

@@ -210,7 +210,7 @@ def test_a_sides_runner_runs_more_of_some_cases_each_its_own_draw(tmp_path: Path
     assert [a.repeat for a in results["c1"].attempts] == [0, 1, 2, 3, 4]
     assert len({a.output for a in results["c1"].attempts}) == 2  # each run its own draw
     report = Report(meta=meta, results=[results[i] for i in ids], path=repo)
-    written = write_side_report(report, tmp_path / "out", "r", duration_s=1.0, http={})
+    written, _ = write_side_report(report, tmp_path / "out", "r", duration_s=1.0, http={})
     lines = written.path.read_text().splitlines()
     cases = {r["id"]: r for r in map(json.loads, lines[1:])}
     assert all(a["output"] is None for a in cases["c0"]["attempts"])  # held out: redacted

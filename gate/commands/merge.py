@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.commands.output import describe
+from gate.render.run_line import describe
 from gate.report.merge import merge_reports
 
 

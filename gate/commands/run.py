@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gate.commands.output import describe
+from gate.render.run_line import describe
 from gate.errors import InputError
 from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.shard import Shard

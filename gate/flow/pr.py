@@ -44,6 +44,7 @@ from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
 from gate.inputs.templates import TemplateSet
+from gate.render.run_line import describe
 from gate.report.models import Report
 from gate.run.protocol import RunMore
 from gate.run.spec import SideSpec
@@ -144,8 +145,6 @@ def run_planned(
     if not runnable:
         return {}
     repo = plan.request.revisions.repo
-    for suite in runnable:  # the gate's, before any system runs: none can plant files there
-        (plan.request.io.out_dir / suite_folder(suite.name)).mkdir(parents=True, exist_ok=True)
     with (
         repo.worktree(plan.request.revisions.base_sha, plan.base_root) as base_root,
         tempfile.TemporaryDirectory(prefix="gate-answers-") as answers,
@@ -202,6 +201,8 @@ def run_suite(plan: FlowPlan, suite: SuitePlan, at: SuiteSetting) -> SuiteRun:
     names = " and ".join(s.side or "" for s in specs) + ("" if suite.baseline else " (a new suite)")
     what = f"shard {at.shard} of {names}" if at.shard else names
     print(f"[gate] suite {suite.name}: running {what}", file=stream, flush=True)
+    # the gate's folder, made before any system runs: none can plant files there first
+    (plan.request.io.out_dir / suite_folder(suite.name)).mkdir(parents=True, exist_ok=True)
     sides = start_sides(specs, at.env, stream)
     try:
         run_round(sides, RunMore(repeats=specs[0].measure.repeats), first=True)
@@ -220,11 +221,15 @@ def run_suite(plan: FlowPlan, suite: SuitePlan, at: SuiteSetting) -> SuiteRun:
 
 
 def _written(plan: FlowPlan, suite: SuitePlan, sides: Sequence[SideProcess]) -> dict[str, Report]:
-    """Each side's report that answered round 0, written once into the suite's folder."""
+    """Each side's report that answered round 0, written once into the suite's folder, and
+    the line that sums it up in the side's log."""
     folder = suite_folder(suite.name)
     private = plan.request.io.heldout_detail
-    return {
-        side.name: write_side_report(
+    written = {}
+    for side in sides:
+        if not side.complete:
+            continue
+        report, summary = write_side_report(
             side.report(),
             plan.request.io.out_dir.resolve() / folder,
             side.spec.label,
@@ -232,9 +237,9 @@ def _written(plan: FlowPlan, suite: SuitePlan, sides: Sequence[SideProcess]) -> 
             http=side.http,
             heldout_detail=private / folder if private else None,
         )
-        for side in sides
-        if side.complete
-    }
+        print(f"[{side.name}] {describe(summary, report.path)}", file=plan.request.io.stream)
+        written[side.name] = report
+    return written
 
 
 def _rejudged(

@@ -58,7 +58,7 @@ def _reports(sides: Sequence[SideProcess], out: Path) -> dict[str, Report]:
     return {
         side.name: write_side_report(
             side.report(), out / FOLDER, side.spec.label, duration_s=side.seconds, http=side.http
-        )
+        )[0]
         for side in sides
         if side.complete
     }

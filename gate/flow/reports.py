@@ -22,17 +22,19 @@ def write_side_report(
     duration_s: float | None,
     http: dict[str, dict[str, int]],
     heldout_detail: Path | None = None,
-) -> Report:
-    """Write `report` as `folder/label.jsonl` (and its summary); the report as written."""
+) -> tuple[Report, Summary]:
+    """Write `report` as `folder/label.jsonl` (and its summary); the report as written, and
+    its summary."""
     path, summary_path = report_paths(folder, label)
     shown = [r.redacted() if r.heldout else r for r in report.results]
+    summary = summarise(report, duration_s, http)
     write_report(path, report.meta, (dump_line(r) for r in shown))
-    write_summary(summary_path, summarise(report, duration_s, http))
+    write_summary(summary_path, summary)
     if heldout_detail is not None:
         detail, detail_summary = report_paths(heldout_detail, label)
         write_report(detail, report.meta, (dump_line(r) for r in report.results))
-        write_summary(detail_summary, summarise(report, duration_s, http))
-    return Report(meta=report.meta, results=report.results, path=path)
+        write_summary(detail_summary, summary)
+    return Report(meta=report.meta, results=report.results, path=path), summary
 
 
 def summarise(report: Report, duration_s: float | None, http: dict[str, dict[str, int]]) -> Summary:
