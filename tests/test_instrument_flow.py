@@ -43,7 +43,7 @@ from helpers.servers.git_http import Author
 from gate.compare import findings as f
 from gate.compare.models import Comparison
 from gate.flow.pr import combined_verdict, exit_code
-from gate.render.markdown import text
+from gate.render.markdown import prose
 from gate.render.reasons import sentence
 
 REASON_CHARS = 400  # the comment's limits: a reason, and an instrument line (twice that)
@@ -71,7 +71,7 @@ def shown(outcome: Shown, kind: type) -> str:
     """The finding's sentence, asserted to be in the comment's visible part."""
     said = sentence(finding(outcome.comparison, kind))
     limit = REASON_CHARS if finding(outcome.comparison, kind).outcome == "fail" else 800
-    assert text(said, limit) in visible(outcome.markdown), said
+    assert prose(said, limit) in visible(outcome.markdown), said
     return said
 
 
@@ -295,7 +295,7 @@ def test_no_base_gate_yml_means_the_heads_instrument_and_the_comment_says_so(
     assert [o.comparison.verdict for o in outcomes] == ["pass", "pass"]
     said = sentence(finding(outcomes[0].comparison, f.HeadPolicyApplies))
     assert said == "the base has no gate.yml, so the head's own instrument and policy judge this PR"
-    assert text(said) in visible(outcomes[0].markdown)
+    assert prose(said) in visible(outcomes[0].markdown)
 
 
 def test_a_broken_base_config_measures_nothing_and_never_the_heads(tmp_path: Path) -> None:

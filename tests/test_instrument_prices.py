@@ -23,7 +23,7 @@ from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
 
 from gate.compare import findings as f
 from gate.flow.pr import exit_code
-from gate.render.markdown import text
+from gate.render.markdown import prose
 from gate.render.reasons import sentence
 
 KEY = "sk-test-prices"
@@ -87,11 +87,11 @@ def test_lowering_the_new_models_price_does_not_dodge_the_budget(
     top = visible(outcome.markdown)
     assert "cost +9,900%" in top.splitlines()[1]  # the headline: 100 times dearer
     (prices,) = [x for x in c.findings if isinstance(x, f.PricesChanged)]
-    assert text(sentence(prices), 800) in top
+    assert prose(sentence(prices), 800) in top
     assert "big: {input: 100, output: 100} → {input: 0.01, output: 0.01}" in sentence(prices)
     (answer,) = [x for x in c.findings if isinstance(x, f.HeadInstrument)]
     assert answer.verdict == "pass"  # by its own prices the head is cheaper: what it hid
-    assert text(sentence(answer), 800) in top
+    assert prose(sentence(answer), 800) in top
     # Both sides asked each case once; judging again with the head's instrument asked nothing.
     assert server.requests == 2 * len(WORDS)
     server.reset_counts()
@@ -110,7 +110,7 @@ def test_a_model_the_bases_prices_do_not_know_is_unmeasured_not_free(
     assert c.base_usage.cost_usd and c.head_usage.cost_usd is None  # unknown, not 0
     unmeasured = [x for x in c.findings if isinstance(x, f.BudgetUnmeasured)]
     assert [x.metric for x in unmeasured] == ["cost"]
-    assert text(sentence(unmeasured[0]), 400) in visible(outcome.markdown)
+    assert prose(sentence(unmeasured[0]), 400) in visible(outcome.markdown)
     assert c.verdict == "pass"  # a note: nothing was measured to fail
 
 

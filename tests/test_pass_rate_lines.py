@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from helpers.reports import case, repeated, report
 
-from gate.render.run_line import describe
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
+from gate.render.run_line import describe
 from gate.report.models import CaseResult, RunMeta
 from gate.report.summary import summarise
 from gate.run.progress import Progress

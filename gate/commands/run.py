@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gate.render.run_line import describe
 from gate.errors import InputError
 from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.shard import Shard
+from gate.render.run_line import describe
 from gate.report.io import ReportWriter
 from gate.report.models import CaseResult, Summary
 from gate.run.endpoint_keys import judge_key_problem, located, system_key_problem

@@ -225,7 +225,7 @@ def _written(plan: FlowPlan, suite: SuitePlan, sides: Sequence[SideProcess]) -> 
     the line that sums it up in the side's log."""
     folder = suite_folder(suite.name)
     private = plan.request.io.heldout_detail
-    written = {}
+    written: dict[str, Report] = {}
     for side in sides:
         if not side.complete:
             continue
