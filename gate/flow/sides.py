@@ -1,10 +1,11 @@
 """Running the sides: `gate run` of base and head, each in its own Python process, at once.
 
-Each side runs with `-P`, so the checkout's folder is never put on the import path by
-accident: a `python` system imports a module of the same name from two checkouts, which one
-process cannot hold. The two sides share the response cache; their progress is streamed with
-the side as prefix. When one side fails for good, the other is stopped, but never during its
-start: its own bad input is always seen, whichever side failed first.
+Each side runs isolated (`gate.interpreter`): neither the checkout's folder nor the job's
+`PYTHONPATH` is on its import path, so none of the PR's modules runs as the gate; a `python`
+system imports a module of the same name from two checkouts, which one process cannot hold.
+The two sides share the response cache; their progress is streamed with the side as prefix.
+When one side fails for good, the other is stopped, but never during its start: its own bad
+input is always seen, whichever side failed first.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gate.errors import InputError
 from gate.inputs.shard import Shard
+from gate.interpreter import python_command
 from gate.providers.secrets import without_gate_credentials
 from gate.report.io import report_paths
 
@@ -181,7 +182,7 @@ def run_sides(
         for side in sides:
             if more is None:  # a report left by an earlier run would read as started
                 side.report.unlink(missing_ok=True)
-            argv = [sys.executable, "-P", "-m", "gate", *gate_run_args(side, more)]
+            argv = python_command("-m", "gate", *gate_run_args(side, more), environ=env)
             proc = subprocess.Popen(
                 argv,
                 cwd=side.root,

@@ -24,7 +24,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -33,6 +32,7 @@ from typing import Any
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.paths import relative_posix
+from gate.interpreter import python_command
 from gate.providers.secrets import without_gate_credentials
 
 WORKER = Path(__file__).with_name("worker_main.py")
@@ -191,7 +191,8 @@ class SystemWorker:
                 self.home = Path(tempfile.mkdtemp(prefix="gate-system-"))
                 os.chown(self.home, self.uid, self.uid)
             env["HOME"] = env["TMPDIR"] = config["home"] = str(self.home)
-        return _Process([sys.executable, "-P", str(WORKER)], config, env=env, cwd=self.root)
+        argv = python_command(str(WORKER), environ=env)
+        return _Process(argv, config, env=env, cwd=self.root)
 
     def _refusal(self, ready: dict[str, Any] | None) -> str:
         if ready is not None:
