@@ -9,6 +9,12 @@ CI checkouts are hostile to a naive `git diff base...head`:
   ("dubious ownership") unless the path is a `safe.directory`; it is declared for our own git
   calls through `GIT_CONFIG_*` variables, leaving every config file alone.
 
+What changed is read without the repository's attributes (a PR's `.gitattributes` could mark
+its prompt `binary` or hand it to a diff driver): the changed files come from a raw diff with
+no external diff, no text conversion, and neither the system's nor the user's attributes
+file; file contents are read as blobs (`cat-file`, which applies none), and the gate diffs
+them itself (`gate.flow.system_diff`).
+
 The base is materialised as a temporary `git worktree`, removed even when the run fails.
 """
 
@@ -29,6 +35,10 @@ import git
 from gate.errors import GitError, InputError
 
 REMOTE = "origin"
+GITLINK = "160000"  # a submodule's entry in a tree
+# The attributes git reads from outside the tree: none (the tree's own play no part in a raw
+# diff of two commits, nor in `cat-file`).
+NO_OUTSIDE_ATTRIBUTES = (("core.attributesFile", "/dev/null"),)
 DEEPEN_STEPS = (50, 250, 1000)
 SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 FULL_DEPTH_HINT = "give actions/checkout `fetch-depth: 0` (full history)"
@@ -42,6 +52,7 @@ class FileChange:
     status: str  # A, M, D, R (renamed), T (type changed), C (copied)
     path: str
     old_path: str | None = None
+    submodule: bool = False  # a gitlink: a submodule's commit, and so everything below it
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -58,11 +69,12 @@ class FileChange:
 
 def _change(diff: git.Diff) -> FileChange:
     kind = (diff.change_type or "M")[0]
+    link = GITLINK in (f"{diff.a_mode or 0:o}", f"{diff.b_mode or 0:o}")
     if kind in ("R", "C"):
-        return FileChange(kind, diff.b_path or "", diff.a_path)
+        return FileChange(kind, diff.b_path or "", diff.a_path, submodule=link)
     if kind == "D":
-        return FileChange("D", diff.a_path or diff.b_path or "")
-    return FileChange(kind, diff.b_path or diff.a_path or "")
+        return FileChange("D", diff.a_path or diff.b_path or "", submodule=link)
+    return FileChange(kind, diff.b_path or diff.a_path or "", submodule=link)
 
 
 # --- environment for git ---------------------------------------------------------------------
@@ -291,9 +303,15 @@ class GitRepo:
             raise GitError(f"cannot fetch {what}: {exc}; or {FULL_DEPTH_HINT}") from None
 
     def changed_files(self, since: str, head: str | None) -> list[FileChange]:
-        """Files changed from `since` to `head` (None: the working tree, untracked files too)."""
+        """Files changed from `since` to `head` (None: the working tree, untracked files too),
+        a submodule's new commit among them whatever `.gitmodules` says (`ignore = all`)."""
+        entries = [("safe.directory", p) for p in self.trusted] + list(NO_OUTSIDE_ATTRIBUTES)
+        env = {**config_env(entries, self.environ), "GIT_ATTR_NOSYSTEM": "1"}
         try:
-            diffs = self.repo.commit(since).diff(head)
+            with self.repo.git.custom_environment(**env):
+                diffs = self.repo.commit(since).diff(
+                    head, no_ext_diff=True, no_textconv=True, ignore_submodules="none"
+                )
             changes = [_change(d) for d in diffs]
             if head is None:
                 changes += [FileChange("A", p) for p in self.repo.untracked_files]
@@ -303,11 +321,27 @@ class GitRepo:
 
     def file_at(self, sha: str, path: str) -> str | None:
         """The text of `path` (repo-relative) at commit `sha`; None when it has no such file."""
+        data = self.blob(sha, path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        """The bytes git stores for `path` at commit `sha`, no attribute applied (no text
+        conversion, filter or end-of-line rule); None when it has no such file."""
         try:
-            self.git("cat-file", "-e", f"{sha}:{path}")
+            kind = self.git("cat-file", "-t", f"{sha}:{path}").strip()
         except GitError:
             return None
-        return self.git("show", f"{sha}:{path}") + "\n"
+        if kind != "blob":
+            return None
+        try:
+            data = self.repo.git.execute(
+                ["git", "cat-file", "blob", f"{sha}:{path}"],
+                stdout_as_string=False,
+                strip_newline_in_stdout=False,
+            )
+        except git.GitCommandError as exc:
+            raise GitError(redact(f"git cat-file failed: {exc.stderr}", self._secrets)) from None
+        return bytes(data)
 
     def tracked_below(self, folder: str) -> list[str]:
         """The files git tracks below `folder` (repo-relative) in the checkout's index."""
