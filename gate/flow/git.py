@@ -152,12 +152,13 @@ class GitRepo:
         extra = config_env([("safe.directory", p) for p in self.trusted], self.environ)
         return {**self.environ, **extra} if include_parent else extra
 
-    def git(self, *args: str, auth: bool = False) -> str:
-        env = None
+    def git(self, *args: str, auth: bool = False, env: Mapping[str, str] | None = None) -> str:
+        extra = dict(env or {})
         if auth and self.token and self.server_url and not self._has_own_auth():
             entries = [("safe.directory", p) for p in self.trusted]
             entries.append((f"http.{self.server_url}/.extraheader", auth_header(self.token)))
-            env = config_env(entries, self.environ)
+            extra |= config_env(entries, self.environ)
+        env = extra or None
         try:
             return str(self.repo.git.execute(["git", *args], env=env, with_extended_output=False))
         except git.GitCommandError as exc:
@@ -326,22 +327,107 @@ class GitRepo:
 
     def blob(self, sha: str, path: str) -> bytes | None:
         """The bytes git stores for `path` at commit `sha`, no attribute applied (no text
-        conversion, filter or end-of-line rule); None when it has no such file."""
-        try:
-            kind = self.git("cat-file", "-t", f"{sha}:{path}").strip()
-        except GitError:
-            return None
-        if kind != "blob":
-            return None
+        conversion, filter or end-of-line rule), a file of a submodule's too (from the
+        checkout's submodule); None when it has no such file."""
+        where: tuple[str, ...] = ()
+        if self._object_type(where, f"{sha}:{path}") != "blob":
+            link = self._gitlink_above(sha, path)
+            if link is None:
+                return None
+            folder, commit = link
+            if self.submodule_commit(folder) is None:
+                return None
+            where, sha, path = ("-C", str(self.root / folder)), commit, path[len(folder) + 1 :]
+            if self._object_type(where, f"{sha}:{path}") != "blob":
+                return None
         try:
             data = self.repo.git.execute(
-                ["git", "cat-file", "blob", f"{sha}:{path}"],
+                ["git", *where, "cat-file", "blob", f"{sha}:{path}"],
                 stdout_as_string=False,
                 strip_newline_in_stdout=False,
             )
         except git.GitCommandError as exc:
             raise GitError(redact(f"git cat-file failed: {exc.stderr}", self._secrets)) from None
         return bytes(data)
+
+    def _object_type(self, where: tuple[str, ...], name: str) -> str | None:
+        try:
+            return self.git(*where, "cat-file", "-t", name).strip()
+        except GitError:
+            return None
+
+    # -- submodules --
+
+    def gitlinks(self, sha: str | None) -> dict[str, str]:
+        """The submodules `sha` records, folder → commit (None: the index's, the working
+        tree's)."""
+        if sha is None:  # `160000 <commit> 0\t<path>`
+            listing, at = self.git("ls-files", "--stage", "-z"), 1
+        else:  # `160000 commit <commit>\t<path>`
+            listing, at = self.git("ls-tree", "-r", "-z", sha), 2
+        links = {}
+        for entry in listing.split("\0"):
+            info, _, path = entry.partition("\t")
+            fields = info.split()
+            if len(fields) > at and fields[0] == GITLINK:
+                links[path] = fields[at]
+        return links
+
+    def _gitlink_above(self, sha: str, path: str) -> tuple[str, str] | None:
+        """The submodule of commit `sha` that `path` lies in: its folder and commit."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            entry = self.git("ls-tree", "-z", sha, "--", folder).split("\0")[0].split()
+            if not entry:
+                return None
+            if entry[0] == GITLINK:
+                return folder, entry[2].split("\t")[0]
+        return None
+
+    def submodule_commit(self, folder: str) -> str | None:
+        """The commit the checkout's submodule at `folder` has checked out; None when the
+        folder is not a checkout of its own (a submodule never initialised: empty)."""
+        path = self.root / folder
+        if not (path / ".git").exists():
+            return None
+        self.trust(path)
+        try:
+            return self.git("-C", str(path), "rev-parse", "--verify", "-q", "HEAD^{commit}").strip()
+        except GitError:
+            return None
+
+    def submodule_source(self, folder: str, commit: str, *, fetch: bool) -> Path | None:
+        """The checkout's submodule at `folder`, when it holds `commit`: fetched from the
+        submodule's own remote when it does not (with `fetch`); None when it cannot."""
+        if self.submodule_commit(folder) is None:
+            return None
+        path, where = self.root / folder, ("-C", str(self.root / folder))
+        if self._object_type(where, f"{commit}^{{commit}}") == "commit":
+            return path
+        if not fetch:
+            return None
+        shallow = self.git(*where, "rev-parse", "--is-shallow-repository").strip() == "true"
+        depth = ("--depth=1",) if shallow else ()
+        with suppress(GitError):
+            self.git(*where, "fetch", "--no-tags", "--quiet", *depth, REMOTE, commit)
+        return path if self._object_type(where, f"{commit}^{{commit}}") == "commit" else None
+
+    def _checkout_submodules(self, sha: str, dest: Path) -> None:
+        """Each submodule `sha` records, its files at its commit in `dest`'s folder for it,
+        read from the checkout's submodule; one that holds no such commit stays empty (a suite
+        that reads it stops first: `gate.flow.submodules`)."""
+        for folder, commit in self.gitlinks(sha).items():
+            source = self.submodule_source(folder, commit, fetch=False)
+            if source is None:
+                continue
+            git_dir = self.git("-C", str(source), "rev-parse", "--absolute-git-dir").strip()
+            target = dest / folder
+            target.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="gate-index-") as index:
+                env = {"GIT_INDEX_FILE": str(Path(index) / "index")}
+                where = (f"--git-dir={git_dir}", f"--work-tree={target}")
+                self.git(*where, "read-tree", "--reset", "-u", commit, env=env)
 
     def tracked_below(self, folder: str) -> list[str]:
         """The files git tracks below `folder` (repo-relative) in the checkout's index."""
@@ -360,7 +446,8 @@ class GitRepo:
 
     @contextmanager
     def worktree(self, sha: str) -> Iterator[Path]:
-        """`sha` checked out (detached) in a temporary worktree, removed on the way out."""
+        """`sha` checked out (detached) in a temporary worktree, its submodules too (at the
+        commits `sha` records), removed on the way out."""
         parent = Path(tempfile.mkdtemp(prefix="gate-base-"))
         # The base's system runs as an unprivileged uid of its own (gate.systems.worker), which
         # must enter its checkout; the folder holds nothing but the base commit's files.
@@ -369,6 +456,7 @@ class GitRepo:
         self.trust(path)
         try:
             self.git("worktree", "add", "--detach", "--force", "--quiet", str(path), sha)
+            self._checkout_submodules(sha, path)
             yield path
         finally:
             with suppress(GitError):
