@@ -37,7 +37,7 @@ from gate.github.publish import (
     publish_shard,
     say,
 )
-from gate.github.response_cache import cache_environ, hand_over, tidy_cache
+from gate.github.response_cache import cache_environ, claim_cache, hand_over, tidy_cache
 from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.paths import relative_posix
 from gate.render import RenderContext
@@ -104,6 +104,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
     if token:
         say(out, workflow.add_mask(token))
     environ = cache_environ(environ, env.workspace)  # both sides' cache, in the workspace
+    claim_cache(config, environ, env.workspace)
     repo = GitRepo(env.workspace, token=token, server_url=env.server_url, environ=environ)
     try:
         head = repo.head_sha()

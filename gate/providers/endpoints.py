@@ -51,11 +51,19 @@ def openai_endpoint(
     host = urlsplit(url).hostname or ""
     azure = host.endswith(".azure.com")
     headers: dict[str, str] = {}
+    written: dict[str, str] = {}
     if api_key:
+        name_ref = f"${{{name}}}"
         headers = {"api-key": api_key} if azure else {"Authorization": f"Bearer {api_key}"}
+        written = {"api-key": name_ref} if azure else {"Authorization": f"Bearer {name_ref}"}
     provider = "openai" if host == "api.openai.com" else "azure" if azure else "openai-compatible"
     return Endpoint(
-        provider=provider, url=url, display_url=redact_url(url), headers=headers, secrets=secrets
+        provider=provider,
+        url=url,
+        display_url=redact_url(url),
+        headers=headers,
+        secrets=secrets,
+        written_headers=written,
     )
 
 
@@ -69,14 +77,17 @@ def anthropic_endpoint(
     name = api_key_env or "ANTHROPIC_API_KEY"
     api_key, secrets = _api_key(environ, name, url, f"{key}.api_key_env")
     headers = {"anthropic-version": ANTHROPIC_VERSION}
+    written = dict(headers)
     if api_key:
         headers["x-api-key"] = api_key
+        written["x-api-key"] = f"${{{name}}}"
     return Endpoint(
         provider="anthropic",
         url=url,
         display_url=redact_url(url),
         headers=headers,
         secrets=secrets,
+        written_headers=written,
     )
 
 
@@ -86,5 +97,10 @@ def service_endpoint(
     _check_url(url, f"{key}.url")
     resolved, secrets = expand_headers(headers, environ, f"{key}.headers")
     return Endpoint(
-        provider="http", url=url, display_url=redact_url(url), headers=resolved, secrets=secrets
+        provider="http",
+        url=url,
+        display_url=redact_url(url),
+        headers=resolved,
+        secrets=secrets,
+        written_headers=dict(headers),
     )
