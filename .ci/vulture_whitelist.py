@@ -58,3 +58,6 @@ _.yaml_implicit_resolvers
 # two-sided test's p-value of the statistics; the standard error the rounds aimed at).
 _.decision_p_value
 _.se_target_points
+
+# io.TextIOBase asks it: a defused stream is writable (joblog.Defused).
+_.writable
