@@ -3,6 +3,8 @@
 Each side runs isolated (`gate.interpreter`): neither the checkout's folder nor the job's
 `PYTHONPATH` is on its import path, so none of the PR's modules runs as the gate; a `python`
 system imports a module of the same name from two checkouts, which one process cannot hold.
+Each runs under a keeper (`gate.process_tree`): when it ends, or passes its wall-clock limit,
+every process it started ends too, whatever session it moved to, so its output pipe closes.
 The two sides share the response cache; their progress is streamed with the side as prefix.
 When one side fails for good, the other is stopped, but never during its start: its own bad
 input is always seen, whichever side failed first.
@@ -27,12 +29,15 @@ from pydantic import BaseModel, ConfigDict
 from gate.errors import InputError
 from gate.inputs.shard import Shard
 from gate.interpreter import python_command
+from gate.process_tree import supervised
 from gate.providers.secrets import without_gate_credentials
 from gate.report.io import report_paths
 
 SIDES = ("base", "head")
 TAIL_LINES = 20
 STARTUP_GRACE_S = 60.0  # how long a failure waits for the other side to finish starting
+TIME_LIMIT_S = 3 * 3600.0  # a side's wall-clock limit, unless $GATE_SIDE_TIMEOUT_S says
+PIPE_GRACE_S = 5.0  # how long the end of a side's output may lag behind its end
 
 
 # --- running the sides -----------------------------------------------------------------------
@@ -153,6 +158,14 @@ def gate_run_args(side: Side, more: MoreRuns | None = None) -> list[str]:
     return args
 
 
+def time_limit(env: Mapping[str, str]) -> float:
+    """A side's wall-clock limit in seconds: `$GATE_SIDE_TIMEOUT_S`, else three hours."""
+    try:
+        return float(env.get("GATE_SIDE_TIMEOUT_S") or TIME_LIMIT_S)
+    except ValueError:
+        return TIME_LIMIT_S
+
+
 def side_env(environ: Mapping[str, str], cache_dir: Path) -> dict[str, str]:
     env = without_gate_credentials(environ)
     env["GATE_CACHE_DIR"] = str(cache_dir)
@@ -182,7 +195,8 @@ def run_sides(
         for side in sides:
             if more is None:  # a report left by an earlier run would read as started
                 side.report.unlink(missing_ok=True)
-            argv = python_command("-m", "gate", *gate_run_args(side, more), environ=env)
+            run = python_command("-m", "gate", *gate_run_args(side, more), environ=env)
+            argv = supervised(run, time_limit(env), python_command(environ=env))
             proc = subprocess.Popen(
                 argv,
                 cwd=side.root,
@@ -208,7 +222,7 @@ def run_sides(
                     side.returncode = proc.wait(timeout=0.1)
                 except subprocess.TimeoutExpired:
                     continue
-                thread.join()
+                thread.join(PIPE_GRACE_S)  # the keeper ended every writer; never wait on more
                 pending.remove(item)
                 if stop_by is None and side.status().fatal:
                     stop_by = time.monotonic() + STARTUP_GRACE_S
