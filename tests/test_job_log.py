@@ -127,3 +127,17 @@ def test_defuse_leaves_what_a_reader_sees() -> None:
     assert "::" not in defuse(text) and "##[" not in defuse(text)
     assert defuse(text).replace(BREAK, "") == text
     assert json.dumps(defuse("plain text")) == json.dumps("plain text")
+
+
+def test_what_a_system_prints_reaches_the_log_defused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`gate run` in a step: the system's own prints (its worker's stdout and stderr) pass
+    through the gate's output, never straight into the log."""
+    app = "import sys\n\ndef answer(inputs):\n    print('::error::INJECTED-PRINT')\n    print('x ##[warning]INJECTED-PRINT', file=sys.stderr)\n    return 'ok'\n"  # fmt: skip
+    (tmp_path / "app.py").write_text(app)
+    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "a", "input": {}, "expect": {"min_chars": 1}}) + "\n")  # fmt: skip
+    (tmp_path / "gate.yml").write_text("cases: cases.jsonl\nsystem: {kind: python, target: 'app:answer'}\n")  # fmt: skip
+    env = {"GITHUB_ACTIONS": "true", "GATE_CACHE_DIR": str(tmp_path / "cache")}
+    done = run_gate("run", "--out", "out", cwd=tmp_path, env=env)
+    assert done.code == 0, done.err
+    assert "INJECTED-PRINT" in done.out and "INJECTED-PRINT" in done.err
+    assert processed_commands(done.out) == [] and processed_commands(done.err) == []

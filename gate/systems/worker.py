@@ -24,11 +24,12 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TextIO
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.paths import relative_posix
@@ -53,6 +54,16 @@ def system_identity() -> int | None:
     return SYSTEM_UID_BASE + os.getpid() % UID_SPAN
 
 
+def relay(pipe: IO[bytes], stream: TextIO) -> None:
+    """What the system prints, line by line into the run's own output (defused there under
+    Actions: `gate.joblog`). Never joined: a process the system left holding the pipe keeps
+    only this thread waiting, until the side's keeper ends it (`gate.process_tree`)."""
+    with pipe:
+        for line in pipe:
+            stream.write(line.decode("utf-8", errors="replace"))
+            stream.flush()
+
+
 class _Pending:
     def __init__(self) -> None:
         self.done = threading.Event()
@@ -71,6 +82,8 @@ class _Process:
             self.popen = subprocess.Popen(
                 [*argv, json.dumps(config)],
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=(calls_read, answers_write),
                 start_new_session=True,
                 **popen,
@@ -89,6 +102,8 @@ class _Process:
         self._started = threading.Event()
         self.reader = threading.Thread(target=self._read, args=(answers,), daemon=True)
         self.reader.start()
+        for pipe, stream in ((self.popen.stdout, sys.stdout), (self.popen.stderr, sys.stderr)):
+            threading.Thread(target=relay, args=(pipe, stream), daemon=True).start()
         self._started.wait(START_TIMEOUT_S)
 
     def _read(self, fd: int) -> None:

@@ -17,9 +17,10 @@ rest of it (root's own files) stays out of sight. It dies with the process that 
 Calls arrive as JSON lines on the file descriptor `calls_fd` (`{"id", "input", "repeat",
 "timeout"}`) and run on a pool of `concurrency` threads; each answer is one JSON line on
 `answers_fd` (`{"id", "ok": true, "value"}` or `{"id", "ok": false, "error"}`). Both are pipes
-of their own: stdin is empty, and what the system prints on stdout and stderr stays its own
-output. The first line is the start's outcome: `{"ready": true, "file", "takes_repeat",
-"uid"}`, or `{"ready": false, "error"}` (a target that does not import: the user's input).
+of their own: stdin is empty, and what the system prints on stdout and stderr goes through
+pipes that the gate relays into the run's output (`gate.systems.worker.relay`). The first
+line is the start's outcome: `{"ready": true, "file", "takes_repeat", "uid"}`, or `{"ready":
+false, "error"}` (a target that does not import: the user's input).
 """
 
 from __future__ import annotations
