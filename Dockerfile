@@ -46,4 +46,7 @@ assert bootstrap_mean_interval([0.0, 1.0] * 20, 0.95)[0] < 0.5" \
     && gate --version
 
 WORKDIR /github/workspace
-ENTRYPOINT ["gate", "action"]
+# Isolated mode (-I): the job's PYTHONPATH (a `src/` layout) and the PR's sitecustomize.py, or
+# modules named like the gate's, never run as the gate (docs/security.md); -I ignores the
+# PYTHON* variables above, so the ones the gate's log needs are flags.
+ENTRYPOINT ["python", "-I", "-u", "-B", "-m", "gate", "action"]

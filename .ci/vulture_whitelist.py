@@ -62,3 +62,5 @@ _.se_target_points
 
 # The discriminators of the runner's requests (gate.run.protocol): pydantic reads them.
 _.op
+# io.TextIOBase asks it: a defused stream is writable (joblog.Defused).
+_.writable

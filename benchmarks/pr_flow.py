@@ -23,7 +23,10 @@ from pathlib import Path
 
 from gate.flow.git import GitRepo
 from gate.flow.pr import run_check
-from gate.flow.sides import Side, run_sides
+from gate.flow.sides import run_round, start_sides
+from gate.inputs.config import load_config
+from gate.run.protocol import RunMore
+from gate.run.side import spec_of_config
 
 ENV = {
     **os.environ,
@@ -73,20 +76,29 @@ def make_project(root: Path, cases: int, latency_ms: float) -> None:
     (root / "app" / "prompt.md").write_text("CAC ")  # the PR drops a rule: half the cases fail
 
 
-def sides_time(root: Path, out: Path, together: bool) -> float:
+def sides_time(root: Path, together: bool) -> float:
+    """The two sides' runners (the flow's own), round 0 at once or one after the other."""
     repo = GitRepo(root)
-    env = {**os.environ, "GATE_CACHE_DIR": str(out / "cache")}
+    env = {**os.environ, "GATE_CACHE_DIR": str(root.parent / "cache")}
+    loaded = load_config(root / "gate.yml")
+    suite = loaded.config.suites[0]
     started = time.perf_counter()
     with repo.worktree(git(root, "rev-parse", "HEAD")) as base:
-        config = root / "gate.yml"
-        sides = [
-            Side("base", base, config, "s", out / "base.jsonl"),
-            Side("head", root, config, "s", out / "head.jsonl"),
+        specs = [
+            spec_of_config(
+                loaded, suite, where, label=name, cache_dir=None, show_progress=False
+            ).model_copy(update={"side": name})
+            for name, where in (("base", base), ("head", root))
         ]
-        groups = [sides] if together else [[s] for s in sides]
+        groups = [specs] if together else [[s] for s in specs]
+        sides = []
         for group in groups:
-            run_sides(group, env, io.StringIO())
-    assert all(s.returncode == 0 for s in sides)
+            running = start_sides(group, env, io.StringIO())
+            run_round(running, RunMore(repeats=1), first=True)
+            for side in running:
+                side.close()
+            sides += running
+    assert all(s.complete for s in sides)
     return time.perf_counter() - started
 
 
@@ -101,9 +113,9 @@ def flow(cases: int, latency_ms: float) -> None:
             root, root / "gate.yml", "main", out, stream=io.StringIO(), environ=environ
         )
         check = time.perf_counter() - started
-        together = sides_time(root, Path(tmp) / "t", together=True)
-        apart = sides_time(root, Path(tmp) / "a", together=False)
-        verdict = outcomes[0].comparison.verdict
+        together = sides_time(root, together=True)
+        apart = sides_time(root, together=False)
+        verdict = outcomes.verdict
     print(f"flow: {cases} cases x {latency_ms:g} ms, concurrency 8, {os.cpu_count()} cores")
     print(f"  gate check (git, both sides, compare, render): {check:6.2f} s  verdict {verdict}")
     print(f"  the two sides at once:                          {together:6.2f} s")

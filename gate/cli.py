@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from gate import __version__
 from gate.errors import GateError, InputError
+from gate.joblog import defuse_job_log
 
 # Only the chosen command's module is imported: start-up time is paid on every CI step.
 COMMANDS = {
@@ -89,7 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> NoReturn:
-    """The `gate` executable."""
+    """The `gate` executable. Under GitHub Actions it prints nothing the runner could read as
+    a workflow command (`gate.joblog`), but the commands `gate action` writes on stdout (which
+    pauses them around what it does not control)."""
+    defuse_job_log(stdout=chosen_command(sys.argv[1:]) != "action")
     code = main()
     # At exit the collector sweeps every object still alive (the modules, pydantic's schemas):
     # 40-60 ms of each command here. Frozen objects are skipped; files and atexit handlers are

@@ -64,7 +64,7 @@ def test_dockerfile_is_hadolint_clean() -> None:
 
 def test_dockerfile_copies_every_source_folder_of_the_package() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert 'ENTRYPOINT ["gate", "action"]' in dockerfile
+    assert 'ENTRYPOINT ["python", "-I", "-u", "-B", "-m", "gate", "action"]' in dockerfile
     assert dockerfile.splitlines()[1].startswith("FROM python:3.12-slim-")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     folders = set(project["tool"]["setuptools"]["package-dir"].values())

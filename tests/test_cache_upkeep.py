@@ -78,7 +78,7 @@ def test_prune_deletes_what_no_run_read_for_keep_days(tmp_path: Path) -> None:
     stale_lock.write_text("")
     os.utime(stale_lock, (now - 8 * DAY, now - 8 * DAY))
     held.write_text("")  # a run's lock today: kept, and no answer
-    other = tmp_path / "v1" / keys[0][:2] / "notes.json"
+    other = cache.path(keys[0]).with_name("notes.json")
     other.write_text("not ours")
     os.utime(other, (now - 99 * DAY, now - 99 * DAY))
     size = prune(tmp_path, 7, now=now)

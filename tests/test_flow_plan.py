@@ -199,13 +199,13 @@ sys.exit(code)
 """
 
 
-def traced_runner(trace: Path) -> Callable[[int, int], list[str]]:
+def traced_runner(trace: Path) -> Callable[[int, int, object], list[str]]:
     """The flow's runner command, wrapped: each runner appends its label, how many run
     requests it answered and how many configs it parsed to `trace`."""
     script = trace.with_suffix(".py")
     script.write_text(TRACED_RUNNER)
 
-    def argv(requests: int, records: int) -> list[str]:
+    def argv(requests: int, records: int, env: object) -> list[str]:
         return [sys.executable, "-I", str(script), str(trace), str(requests), str(records)]
 
     return argv

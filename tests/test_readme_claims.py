@@ -106,7 +106,7 @@ def test_the_install_line_is_the_repository_the_action_and_its_release_tags() ->
     ):
         assert made in release  # v1.4.2 stays, v1.4 and v1 move to the newest release
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert project["project"]["scripts"] == {"gate": "gate.cli:run"}  # `gate` on the PATH
+    assert project["project"]["scripts"] == {"gate": "gate.__main__:main"}  # `gate` on the PATH
     # that such a tag builds and installs, and runs init, validate, check: the wheel test
     assert (
         "test_the_wheel_installs_outside_the_clone_and_gates_a_pr"

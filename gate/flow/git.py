@@ -9,6 +9,12 @@ CI checkouts are hostile to a naive `git diff base...head`:
   ("dubious ownership") unless the path is a `safe.directory`; it is declared for our own git
   calls through `GIT_CONFIG_*` variables, leaving every config file alone.
 
+What changed is read without the repository's attributes (a PR's `.gitattributes` could mark
+its prompt `binary` or hand it to a diff driver): the changed files come from a raw diff with
+no external diff, no text conversion, and neither the system's nor the user's attributes
+file; file contents are read as blobs (`cat-file`, which applies none), and the gate diffs
+them itself (`gate.flow.system_diff`).
+
 The base is materialised as a temporary `git worktree`, removed even when the run fails.
 """
 
@@ -31,6 +37,10 @@ import git
 from gate.errors import GitError, InputError
 
 REMOTE = "origin"
+GITLINK = "160000"  # a submodule's entry in a tree
+# The attributes git reads from outside the tree: none (the tree's own play no part in a raw
+# diff of two commits, nor in `cat-file`).
+NO_OUTSIDE_ATTRIBUTES = (("core.attributesFile", "/dev/null"),)
 DEEPEN_STEPS = (50, 250, 1000)
 SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 FULL_DEPTH_HINT = "give actions/checkout `fetch-depth: 0` (full history)"
@@ -44,6 +54,7 @@ class FileChange:
     status: str  # A, M, D, R (renamed), T (type changed), C (copied)
     path: str
     old_path: str | None = None
+    submodule: bool = False  # a gitlink: a submodule's commit, and so everything below it
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -60,11 +71,12 @@ class FileChange:
 
 def _change(diff: git.Diff) -> FileChange:
     kind = (diff.change_type or "M")[0]
+    link = GITLINK in (f"{diff.a_mode or 0:o}", f"{diff.b_mode or 0:o}")
     if kind in ("R", "C"):
-        return FileChange(kind, diff.b_path or "", diff.a_path)
+        return FileChange(kind, diff.b_path or "", diff.a_path, submodule=link)
     if kind == "D":
-        return FileChange("D", diff.a_path or diff.b_path or "")
-    return FileChange(kind, diff.b_path or diff.a_path or "")
+        return FileChange("D", diff.a_path or diff.b_path or "", submodule=link)
+    return FileChange(kind, diff.b_path or diff.a_path or "", submodule=link)
 
 
 # --- environment for git ---------------------------------------------------------------------
@@ -142,12 +154,13 @@ class GitRepo:
         extra = config_env([("safe.directory", p) for p in self.trusted], self.environ)
         return {**self.environ, **extra} if include_parent else extra
 
-    def git(self, *args: str, auth: bool = False) -> str:
-        env = None
+    def git(self, *args: str, auth: bool = False, env: Mapping[str, str] | None = None) -> str:
+        extra = dict(env or {})
         if auth and self.token and self.server_url and not self._has_own_auth():
             entries = [("safe.directory", p) for p in self.trusted]
             entries.append((f"http.{self.server_url}/.extraheader", auth_header(self.token)))
-            env = config_env(entries, self.environ)
+            extra |= config_env(entries, self.environ)
+        env = extra or None
         try:
             return str(self.repo.git.execute(["git", *args], env=env, with_extended_output=False))
         except git.GitCommandError as exc:
@@ -293,9 +306,15 @@ class GitRepo:
             raise GitError(f"cannot fetch {what}: {exc}; or {FULL_DEPTH_HINT}") from None
 
     def changed_files(self, since: str, head: str | None) -> list[FileChange]:
-        """Files changed from `since` to `head` (None: the working tree, untracked files too)."""
+        """Files changed from `since` to `head` (None: the working tree, untracked files too),
+        a submodule's new commit among them whatever `.gitmodules` says (`ignore = all`)."""
+        entries = [("safe.directory", p) for p in self.trusted] + list(NO_OUTSIDE_ATTRIBUTES)
+        env = {**config_env(entries, self.environ), "GIT_ATTR_NOSYSTEM": "1"}
         try:
-            diffs = self.repo.commit(since).diff(head)
+            with self.repo.git.custom_environment(**env):
+                diffs = self.repo.commit(since).diff(
+                    head, no_ext_diff=True, no_textconv=True, ignore_submodules="none"
+                )
             changes = [_change(d) for d in diffs]
             if head is None:
                 changes += [FileChange("A", p) for p in self.repo.untracked_files]
@@ -305,11 +324,112 @@ class GitRepo:
 
     def file_at(self, sha: str, path: str) -> str | None:
         """The text of `path` (repo-relative) at commit `sha`; None when it has no such file."""
+        data = self.blob(sha, path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def blob(self, sha: str, path: str) -> bytes | None:
+        """The bytes git stores for `path` at commit `sha`, no attribute applied (no text
+        conversion, filter or end-of-line rule), a file of a submodule's too (from the
+        checkout's submodule); None when it has no such file."""
+        where: tuple[str, ...] = ()
+        if self._object_type(where, f"{sha}:{path}") != "blob":
+            link = self._gitlink_above(sha, path)
+            if link is None:
+                return None
+            folder, commit = link
+            if self.submodule_commit(folder) is None:
+                return None
+            where, sha, path = ("-C", str(self.root / folder)), commit, path[len(folder) + 1 :]
+            if self._object_type(where, f"{sha}:{path}") != "blob":
+                return None
         try:
-            self.git("cat-file", "-e", f"{sha}:{path}")
+            data = self.repo.git.execute(
+                ["git", *where, "cat-file", "blob", f"{sha}:{path}"],
+                stdout_as_string=False,
+                strip_newline_in_stdout=False,
+            )
+        except git.GitCommandError as exc:
+            raise GitError(redact(f"git cat-file failed: {exc.stderr}", self._secrets)) from None
+        return bytes(data)
+
+    def _object_type(self, where: tuple[str, ...], name: str) -> str | None:
+        try:
+            return self.git(*where, "cat-file", "-t", name).strip()
         except GitError:
             return None
-        return self.git("show", f"{sha}:{path}") + "\n"
+
+    # -- submodules --
+
+    def gitlinks(self, sha: str | None) -> dict[str, str]:
+        """The submodules `sha` records, folder → commit (None: the index's, the working
+        tree's)."""
+        if sha is None:  # `160000 <commit> 0\t<path>`
+            listing, at = self.git("ls-files", "--stage", "-z"), 1
+        else:  # `160000 commit <commit>\t<path>`
+            listing, at = self.git("ls-tree", "-r", "-z", sha), 2
+        links = {}
+        for entry in listing.split("\0"):
+            info, _, path = entry.partition("\t")
+            fields = info.split()
+            if len(fields) > at and fields[0] == GITLINK:
+                links[path] = fields[at]
+        return links
+
+    def _gitlink_above(self, sha: str, path: str) -> tuple[str, str] | None:
+        """The submodule of commit `sha` that `path` lies in: its folder and commit."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            entry = self.git("ls-tree", "-z", sha, "--", folder).split("\0")[0].split()
+            if not entry:
+                return None
+            if entry[0] == GITLINK:
+                return folder, entry[2].split("\t")[0]
+        return None
+
+    def submodule_commit(self, folder: str) -> str | None:
+        """The commit the checkout's submodule at `folder` has checked out; None when the
+        folder is not a checkout of its own (a submodule never initialised: empty)."""
+        path = self.root / folder
+        if not (path / ".git").exists():
+            return None
+        self.trust(path)
+        try:
+            return self.git("-C", str(path), "rev-parse", "--verify", "-q", "HEAD^{commit}").strip()
+        except GitError:
+            return None
+
+    def submodule_source(self, folder: str, commit: str, *, fetch: bool) -> Path | None:
+        """The checkout's submodule at `folder`, when it holds `commit`: fetched from the
+        submodule's own remote when it does not (with `fetch`); None when it cannot."""
+        if self.submodule_commit(folder) is None:
+            return None
+        path, where = self.root / folder, ("-C", str(self.root / folder))
+        if self._object_type(where, f"{commit}^{{commit}}") == "commit":
+            return path
+        if not fetch:
+            return None
+        shallow = self.git(*where, "rev-parse", "--is-shallow-repository").strip() == "true"
+        depth = ("--depth=1",) if shallow else ()
+        with suppress(GitError):
+            self.git(*where, "fetch", "--no-tags", "--quiet", *depth, REMOTE, commit)
+        return path if self._object_type(where, f"{commit}^{{commit}}") == "commit" else None
+
+    def _checkout_submodules(self, sha: str, dest: Path) -> None:
+        """Each submodule `sha` records, its files at its commit in `dest`'s folder for it,
+        read from the checkout's submodule; one that holds no such commit stays empty (a suite
+        that reads it stops first: `gate.flow.submodules`)."""
+        for folder, commit in self.gitlinks(sha).items():
+            source = self.submodule_source(folder, commit, fetch=False)
+            if source is None:
+                continue
+            git_dir = self.git("-C", str(source), "rev-parse", "--absolute-git-dir").strip()
+            target = dest / folder
+            target.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="gate-index-") as index:
+                env = {"GIT_INDEX_FILE": str(Path(index) / "index")}
+                where = (f"--git-dir={git_dir}", f"--work-tree={target}")
+                self.git(*where, "read-tree", "--reset", "-u", commit, env=env)
 
     def blob_path(self, sha: str, path: str, hops: int = 8) -> str | None:
         """Where the file `path` names lies in commit `sha`'s own tree: `path` itself, or,
@@ -358,7 +478,7 @@ class GitRepo:
     @contextmanager
     def worktree(self, sha: str, path: Path | None = None) -> Iterator[Path]:
         """`sha` checked out (detached) in a temporary worktree at `path` (default: a new
-        one), removed on the way out."""
+        one), its submodules too (at the commits `sha` records), removed on the way out."""
         path = path or self.worktree_path()
         parent = path.parent
         # The base's system runs as an unprivileged uid of its own (gate.systems.worker), which
@@ -368,6 +488,7 @@ class GitRepo:
         self.trust(path)
         try:
             self.git("worktree", "add", "--detach", "--force", "--quiet", str(path), sha)
+            self._checkout_submodules(sha, path)
             yield path
         finally:
             with suppress(GitError):

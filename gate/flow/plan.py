@@ -31,6 +31,7 @@ from gate.flow.baseline import Baseline, flow_policy, policy_findings, read_base
 from gate.flow.git import FileChange
 from gate.flow.overrides import tightened
 from gate.flow.request import FlowRequest
+from gate.flow.submodules import require_submodules
 from gate.flow.triggers import base_watch, relevant_changes, suite_triggers
 from gate.inputs.config import AnthropicSystem, LoadedConfig, OpenAISystem
 from gate.inputs.paths import relative_posix
@@ -117,6 +118,7 @@ def plan_flow(request: FlowRequest) -> FlowPlan:
     suites = plan_suites(request, baseline, cache)
     if any(s.runs for s in suites):  # answers are read: none may be the repository's
         refuse_planted_answers(request, cache)
+        require_submodules(request, baseline.loaded, [s.name for s in suites if s.runs])
     validate_head(request, [s for s in suites if s.runs], templates)
     return FlowPlan(
         request=request,

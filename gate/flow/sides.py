@@ -3,11 +3,14 @@
 Each side's runner (`gate.run.serve`) gets its `SideSpec` whole, then requests: round 0 runs
 every case, `repeats: auto`'s later rounds run some cases a few more times. Results stream
 back as typed records into the side's report, held here in memory and written once at the end
-(`gate.flow.reports`). A runner is a Python process of its own (isolated: the job's Python
-environment does not reach it), so a `python` system may import a module of the same name
-from two checkouts. Its log (progress) is streamed with the side as prefix. When one side
-fails for good, the other is stopped, but never during its start: its own bad input is always
-seen, whichever side failed first.
+(`gate.flow.reports`). A runner is a Python process of its own, isolated (`gate.interpreter`:
+neither the checkout's folder nor the job's `PYTHONPATH` is on its import path, so none of the
+PR's modules runs as the gate), so a `python` system may import a module of the same name from
+two checkouts. Each runs under a keeper (`gate.process_tree`): when it ends, or passes its
+wall-clock limit, every process it started ends too, whatever session it moved to, so its
+output pipe closes. Its log (progress) is streamed with the side as prefix. When one side fails
+for good, the other is stopped, but never during its start: its own bad input is always seen,
+whichever side failed first.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -28,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import gate
 from gate.errors import InputError
+from gate.interpreter import python_command
+from gate.process_tree import supervised
 from gate.providers.secrets import without_gate_credentials
 from gate.report.models import CaseResult, Report, RunMeta
 from gate.run.protocol import RECORD, Close, Done, Failed, Ready, Result, RunMore
@@ -36,6 +40,8 @@ from gate.run.spec import SideSpec
 SIDES = ("base", "head")
 TAIL_LINES = 20
 STARTUP_GRACE_S = 60.0  # how long a failure waits for the other side to finish starting
+TIME_LIMIT_S = 3 * 3600.0  # a side's wall-clock limit, unless $GATE_SIDE_TIMEOUT_S says
+PIPE_GRACE_S = 5.0  # how long the end of a side's output may lag behind its end
 
 
 class SideStatus(BaseModel):
@@ -92,7 +98,7 @@ class SideProcess:
         request_r, request_w = os.pipe()
         record_r, record_w = os.pipe()
         self._proc = subprocess.Popen(
-            runner_argv(request_r, record_w),
+            runner_argv(request_r, record_w, self.env),
             cwd=self.spec.root,
             env=self.env,
             stdin=subprocess.DEVNULL,
@@ -197,7 +203,7 @@ class SideProcess:
                 os.killpg(self._proc.pid, signal.SIGKILL)  # what the runner left behind
         self.returncode = self._proc.wait()
         if self._log is not None:
-            self._log.join(timeout=2)  # a descendant may hold the log: never wait on it
+            self._log.join(PIPE_GRACE_S)  # the keeper ended every writer: never wait on more
         if self._requests is not None:
             with contextlib.suppress(OSError, ValueError):
                 self._requests.close()
@@ -237,9 +243,10 @@ class SideProcess:
 _LOG_LOCK = threading.Lock()
 
 
-def runner_argv(requests: int, records: int) -> list[str]:
+def runner_argv(requests: int, records: int, env: Mapping[str, str]) -> list[str]:
     """A side's runner: a Python of the gate's own, isolated (no PYTHONPATH, no user site, no
-    `sitecustomize` of the checkout), importing the gate from where this process did. As in
+    `sitecustomize` of the checkout), importing the gate from where this process did, under
+    a keeper that ends it and all it started at its end or its wall-clock limit. As in
     `gate.cli`, pydantic's plugin scan is skipped while the gate's own models are built."""
     home = str(Path(gate.__file__).resolve().parent.parent)
     boot = (
@@ -247,7 +254,16 @@ def runner_argv(requests: int, records: int) -> list[str]:
         "os.environ['PYDANTIC_DISABLE_PLUGINS'] = '1'; from gate.run.serve import main; "
         "del os.environ['PYDANTIC_DISABLE_PLUGINS']; sys.exit(main(sys.argv[1:]))"
     )
-    return [sys.executable, "-I", "-c", boot, str(requests), str(records)]
+    run = python_command("-c", boot, str(requests), str(records), environ=env)
+    return supervised(run, time_limit(env), python_command(environ=env))
+
+
+def time_limit(env: Mapping[str, str]) -> float:
+    """A side's wall-clock limit in seconds: `$GATE_SIDE_TIMEOUT_S`, else three hours."""
+    try:
+        return float(env.get("GATE_SIDE_TIMEOUT_S") or TIME_LIMIT_S)
+    except ValueError:
+        return TIME_LIMIT_S
 
 
 def side_env(environ: Mapping[str, str]) -> dict[str, str]:

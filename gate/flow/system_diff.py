@@ -1,8 +1,9 @@
-"""What the PR changed in the system under test, read with git: the diff of every file whose
-hash differs between the two runs' metadata (`RunMeta.files`: the config, the prompt and
-model-config files, the watched files), from the base commit to the head commit, or to the
-working tree for `gate check`. A file only one side lists is added or removed, or, when git
-has it unchanged on both, no longer (newly) read by the head's run.
+"""What the PR changed in the system under test: the diff of every file whose hash differs
+between the two runs' metadata (`RunMeta.files`: the config, the prompt and model-config
+files, the watched files), from the base commit to the head commit, or to the working tree for
+`gate check`. The gate diffs the bytes git stores itself, so the repository's attributes and
+diff drivers, which are the PR's, shape nothing of it. A file only one side lists is added or
+removed, or, when git has it unchanged on both, no longer (newly) read by the head's run.
 
 A case file that a `watch` glob hashed is listed without its diff: it may hold held-out
 cases, whose input and expectations the comment never shows.
@@ -12,6 +13,8 @@ The diffs are data for the render (`Comparison.system_diff`), which stays pure.
 
 from __future__ import annotations
 
+import difflib
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -21,9 +24,11 @@ from gate.errors import GitError
 from gate.flow.git import GitRepo
 from gate.inputs.globs import watched
 
-DIFF_ARGS = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=3")
-SNIFF_BYTES = 8000
+SNIFF_BYTES = 8000  # git's rule: a NUL in the first 8000 bytes makes a file binary
+MAX_BYTES = 2_000_000  # a side larger than this is listed without its diff
+CONTEXT = 3
 CASE_FILE = "a case file: no diff shown (it may hold held-out cases)"
+NO_DIFFERENCE = "git shows no difference (the file may lie outside the repository or be ignored)"
 
 
 def _inside(path: str) -> bool:
@@ -31,68 +36,61 @@ def _inside(path: str) -> bool:
     return bool(parts) and not PurePosixPath(path).is_absolute() and ".." not in parts
 
 
-def _hunks(output: str) -> tuple[list[str], bool]:
-    """The hunk lines of one file's `git diff` (headers dropped), and whether it is binary."""
-    lines = output.split("\n")
-    if any(line.startswith("Binary files ") for line in lines[:8]):
-        return [], True
-    start = next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines))
-    hunks = lines[start:]
-    while hunks and hunks[-1] == "":
-        hunks.pop()
-    return hunks, False
+def _working_file(root: Path, path: str) -> bytes | None:
+    """The working tree's `path` as git would see it: a symlink's target text, a file's bytes;
+    None when it is neither, or lies beyond a symlink out of the checkout."""
+    full = root / path
+    if not full.parent.resolve().is_relative_to(root.resolve()):
+        return None
+    if full.is_symlink():
+        return os.readlink(full).encode("utf-8", errors="surrogateescape")
+    return full.read_bytes() if full.is_file() else None
 
 
-def _new_file(path: Path) -> tuple[list[str], bool]:
-    """A file git does not track yet (gate check's working tree): every line added."""
-    data = path.read_bytes()
-    if b"\0" in data[:SNIFF_BYTES]:
-        return [], True
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return [f"@@ -0,0 +1,{len(lines)} @@", *(f"+{line}" for line in lines)], False
+def _lines(data: bytes) -> list[str]:
+    """Lines with their ends: a change of line ends alone is a change too."""
+    return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+
+
+def hunks(before: bytes, after: bytes) -> list[str]:
+    """The unified diff's hunk lines (`@@ ...`, ` `, `-`, `+`), without the two header lines
+    and the lines' ends."""
+    lines = difflib.unified_diff(_lines(before), _lines(after), n=CONTEXT, lineterm="")
+    return [line.rstrip("\r\n") for line in list(lines)[2:]]
 
 
 def file_diff(
     repo: GitRepo, base_sha: str, head_sha: str | None, path: str, status: FileStatus
 ) -> FileDiff:
+    """`path` from the base commit to the head commit (None: the working tree), diffed by the
+    gate from the bytes git stores: the repository's attributes and diff drivers (a PR's
+    `.gitattributes` saying `binary`, `-diff` or `diff=driver`) change nothing of it."""
     if not _inside(path):
         return FileDiff(path=path, status=status, note="outside the repository: no diff")
-    revisions = (base_sha, head_sha) if head_sha else (base_sha,)
     try:
-        # literal: a file named `p*.md` must not pull in the diff of every file it matches
-        hunks, binary = _hunks(repo.git(*DIFF_ARGS, *revisions, "--", f":(literal){path}"))
-        if not hunks and not binary and status in ("added", "removed"):
-            if _on_both(repo, base_sha, head_sha, path):
-                return _unchanged(path, status)
-            local = repo.root / path
-            if head_sha is None and status == "added" and local.is_file():
-                hunks, binary = _new_file(local)
+        before = repo.blob(base_sha, path)
+        after = repo.blob(head_sha, path) if head_sha else _working_file(repo.root, path)
     except (GitError, OSError) as exc:
         return FileDiff(path=path, status=status, note=f"cannot read the diff: {exc}")
-    if not hunks and not binary:
-        note = "git shows no difference (the file may lie outside the repository or be ignored)"
-        return FileDiff(path=path, status=status, note=note)
-    text, total = cut_diff(hunks)
+    if before == after:
+        if before is not None and status in ("added", "removed"):
+            return _unchanged(path, status)
+        return FileDiff(path=path, status=status, note=NO_DIFFERENCE)
+    sides = [side for side in (before, after) if side is not None]
+    if any(len(side) > MAX_BYTES for side in sides):
+        return FileDiff(path=path, status=status, note="too large to show its diff")
+    if any(b"\0" in side[:SNIFF_BYTES] for side in sides):
+        return FileDiff(path=path, status=status, binary=True)
+    lines = hunks(before or b"", after or b"")
+    text, total = cut_diff(lines)
     return FileDiff(
         path=path,
         status=status,
-        added=sum(line.startswith("+") for line in hunks),
-        removed=sum(line.startswith("-") for line in hunks),
-        binary=binary,
+        added=sum(line.startswith("+") for line in lines),
+        removed=sum(line.startswith("-") for line in lines),
         diff=text,
         diff_lines=total,
     )
-
-
-def _on_both(repo: GitRepo, base_sha: str, head_sha: str | None, path: str) -> bool:
-    def at(sha: str) -> bool:
-        try:
-            repo.git("cat-file", "-e", f"{sha}:{path}")
-        except GitError:
-            return False
-        return True
-
-    return at(base_sha) and (at(head_sha) if head_sha else (repo.root / path).is_file())
 
 
 def _unchanged(path: str, status: FileStatus) -> FileDiff:

@@ -7,7 +7,8 @@ module and its import closure inside the repository (`gate.flow.imports`: read, 
 a replay file. Each such path that is, or lies under, a symlink inside the repository is also
 watched at its target (a symlinked prompt or folder whose target changed). A suite runs when a
 change matches the head's triggers or the base's `watch` (`base_watch`), each read on its own:
-a PR that narrows `watch`, or adds a `!pattern`, cannot skip itself.
+a PR that narrows `watch`, or adds a `!pattern`, cannot skip itself. A submodule's new commit
+is a change of everything below its folder.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from gate.inputs.config import (
     ReplaySystem,
     SuiteConfig,
 )
-from gate.inputs.globs import watched
+from gate.inputs.globs import reaches_below, watched
 from gate.inputs.paths import relative_posix
 from gate.promptfoo.inputs.suites import referenced_files
 from gate.providers.prompt_sources import PromptSources
@@ -174,6 +175,15 @@ def relevant_changes(
     changes: Sequence[FileChange], patterns: Sequence[str], *more: Sequence[str]
 ) -> list[FileChange]:
     """The changes some group of patterns watches; each group's `!pattern`s exclude only
-    within that group."""
+    within that group. A submodule's new commit changes everything below it: it counts for a
+    pattern that matches its folder or may match inside it (`reaches_below`)."""
     groups = [patterns, *more]
-    return [c for c in changes if any(watched(p, g) for g in groups for p in c.paths)]
+    return [c for c in changes if any(_touches(c, g) for g in groups)]
+
+
+def _touches(change: FileChange, group: Sequence[str]) -> bool:
+    if any(watched(path, group) for path in change.paths):
+        return True
+    return change.submodule and any(
+        reaches_below(pattern, path) for pattern in group for path in change.paths
+    )

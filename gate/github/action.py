@@ -38,7 +38,7 @@ from gate.github.publish import (
     publish_shard,
     say,
 )
-from gate.github.response_cache import cache_environ, hand_over, tidy_cache
+from gate.github.response_cache import cache_environ, claim_cache, hand_over, tidy_cache
 from gate.inputs.config import load_config
 from gate.inputs.paths import relative_posix
 from gate.render.markdown import text
@@ -55,7 +55,7 @@ def run_action(environ: Mapping[str, str], out: TextIO) -> int:
     except GateError as exc:
         return _fail(out, settings, str(exc), exc.exit_code)
     except Exception as exc:  # a bug of ours must read as an error (3), never as a fail (1)
-        traceback.print_exc(file=out)
+        out.write(workflow.plain(traceback.format_exc()))
         return _fail(out, settings, f"internal error: {type(exc).__name__}: {exc}", 3)
     finally:  # the reports, readable by upload-artifact, which runs as the runner's user
         if settings is not None:
@@ -114,7 +114,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
         if activity.pr_code_checkout_required and not _has_pr_code(repo, head, activity):
             say(out, workflow.warning(PR_TARGET_WARNING))
             return _skip(settings, out, "the checkout is not the PR's code")
-        say(out, f"[gate] {activity.title}: base {base[:12]}, head {head[:12]}")
+        say(out, workflow.plain(f"[gate] {activity.title}: base {base[:12]}, head {head[:12]}"))
         revisions = Revisions(repo, base, head, fetch=True)
         request = FlowRequest(
             revisions=revisions,
@@ -131,6 +131,7 @@ def _run(settings: ActionSettings, environ: Mapping[str, str], out: TextIO) -> i
         )
         with workflow.commands_paused(out):
             plan = plan_flow(request)
+            claim_cache(plan.cache, env.workspace)  # before any side reads it
             publish = _run_mode(settings, activity, plan, token, out)
     finally:
         repo.close()

@@ -223,7 +223,8 @@ def publish_shard(settings: ActionSettings, ran: Sequence[ShardOutcome], out: Te
     for outcome in ran:
         where = f"reports in {REPORTS_DIR}/{suite_folder(outcome.suite)}"
         reasons = "; ".join(map(sentence, outcome.findings[:3])) or where
-        say(out, f"[gate] {outcome.suite}: shard {outcome.shard}: {outcome.verdict}: {reasons}")
+        line = f"[gate] {outcome.suite}: shard {outcome.shard}: {outcome.verdict}: {reasons}"
+        say(out, workflow.plain(line))
     return EXIT_CODES["error"] if verdict == "error" else 0
 
 
@@ -255,7 +256,7 @@ def publish(
         workflow.write_outputs(env.output, written)
     for outcome in outcomes:
         reasons = "; ".join(words(outcome.comparison).reasons[:3])
-        say(out, f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}")
+        say(out, workflow.plain(f"[gate] {outcome.suite}: {outcome.comparison.verdict}: {reasons}"))
     code = flow.exit_code
     if code == EXIT_CODES["fail"] and not inputs.fail_on_regression:
         say(

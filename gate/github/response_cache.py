@@ -7,7 +7,9 @@ is `.eval-gate/cache` there unless `cache.dir` or `$GATE_CACHE_DIR` names anothe
 one is taken from the workspace. After the run, the answers that no run read for
 `cache.keep_days` are deleted, and what the gate wrote in the workspace is handed to the
 workspace's owner: the container runs as root, the save step and upload-artifact as the
-runner's user, who cannot read root's private files.
+runner's user, who cannot read root's private files. Before the run, what the restore step
+wrote as that user is taken back (`claim_cache`): the gate reads only entries it owns
+(`gate.providers.cache_trust`), so those another uid wrote (a system's) are never read.
 """
 
 from __future__ import annotations
@@ -30,6 +32,24 @@ def cache_environ(environ: Mapping[str, str], workspace: Path) -> dict[str, str]
     chosen = environ.get("GATE_CACHE_DIR") or CACHE_DIR
     folder = resolve_cache_dir(None, {"GATE_CACHE_DIR": chosen}, workspace)
     return {**environ, "GATE_CACHE_DIR": str(folder)}
+
+
+def claim_cache(folder: Path, workspace: Path) -> None:
+    """The flow's cache `folder` as actions/cache restored it made the gate's again, when the
+    gate runs as root: what the workspace's owner (the runner's user, who restored it) owns
+    inside the workspace becomes root's, private; what any other uid owns stays theirs, and
+    unread."""
+    if os.geteuid() != 0 or not folder.is_dir() or folder.is_symlink():
+        return
+    inside, top = folder.resolve(), workspace.resolve()
+    owner = top.stat().st_uid
+    if not inside.is_relative_to(top) or inside == top or owner == 0:
+        return
+    paths = [inside, *(Path(p, n) for p, dirs, files in os.walk(inside) for n in dirs + files)]
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if path.lstat().st_uid == owner:
+                os.lchown(path, 0, 0)
 
 
 def tidy_cache(folder: Path, settings: CacheConfig, workspace: Path) -> str | None:

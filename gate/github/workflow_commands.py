@@ -1,9 +1,12 @@
 """GitHub Actions I/O: workflow commands, step outputs and the job summary.
 
 Formatting is pure (strings in, strings out); the two writers append to the files the runner
-names in `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`. Text from models or from the code under
-test can hold `::command::` lines, so everything put into a command is escaped, and output we
-do not control is streamed inside `::stop-commands::`.
+names in `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`. Text from the PR, a model or the code
+under test can hold workflow commands (`::name::` at a line's start, `##[name]` anywhere), so
+the message of every command is escaped (one line: the runner reads the command and nothing
+in its message), a line of ours that carries such text is defused (`plain`,
+`gate.joblog.defuse`), and output we do not control is streamed inside `::stop-commands::`
+with an unguessable token.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
+
+from gate.joblog import defuse
 
 SUMMARY_LIMIT = 1024 * 1024  # the runner rejects a step summary above 1 MiB
 
@@ -32,6 +37,11 @@ def command(name: str, message: str = "", **properties: str | int | None) -> str
         if value is not None and value != ""
     )
     return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def plain(text: str) -> str:
+    """A log line (or lines) of text the PR or a model may have written: no command."""
+    return defuse(text)
 
 
 def error(

@@ -64,3 +64,23 @@ def watched(path: str, patterns: Sequence[str]) -> bool:
         elif glob_matches(pattern, path):
             verdict = True
     return verdict
+
+
+def reaches_below(pattern: str, folder: str) -> bool:
+    """Whether `pattern` matches `folder` or may match a path inside it (a submodule's folder,
+    whose files git does not list): segment by segment, `**` anywhere before the folder's
+    end counting as a match."""
+    if pattern.startswith("!"):
+        return False
+    if glob_matches(pattern, folder):
+        return True
+    glob = pattern.strip().removeprefix("./").strip("/").split("/")
+    parts = folder.strip("/").split("/")
+    if len(glob) <= len(parts) and "**" not in glob:
+        return False
+    for segment, part in zip(glob, parts, strict=False):
+        if segment == "**" or "**" in segment:
+            return True
+        if not glob_regex(segment).fullmatch(part):
+            return False
+    return True

@@ -1,9 +1,12 @@
 """The response cache: one JSON file per request, named by the hash of the exact request.
 
-The key material is the endpoint (without secrets), the request body (model, messages,
-parameters) and the repeat index; headers never enter it. Writes go to a temporary file that is
-renamed into place, so concurrent workers and concurrent processes never see half an entry;
-an unreadable entry is a miss and is overwritten by the next answer.
+The key covers everything a side controls about a request: where and how it goes (the
+method, the whole URL and every header, a secret one by the variable it comes from:
+`Endpoint.identity`), the body (model, messages, every parameter sent) and the repeat index.
+An answer is taken only from an entry the gate wrote itself (`gate.providers.cache_trust`).
+Writes go to a temporary file that is renamed into place, so concurrent workers and
+concurrent processes never see half an entry; an unreadable entry is a miss and is
+overwritten by the next answer.
 
 A read sets the entry's modification time, so the file system records when each answer was
 last used (tar, and so actions/cache, keeps it); `prune` deletes the answers no run read for
@@ -26,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gate.providers.cache_trust import Untrusted, folder_problem, make_folders, read_owned
 from gate.report.files import atomic_write
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the key covers the headers and the whole URL
 IGNORE_ALL = "# written by Eval Gate: git ignores this response cache\n*\n"
-# What `prune` may delete: entries (`v1/ab/<sha256>.json`), atomic_write's leftovers and the
+# What `prune` may delete: entries (`v2/ab/<sha256>.json`), atomic_write's leftovers and the
 # lock files a killed run left.
 ENTRY = re.compile(r"(\.)?[0-9a-f]{64}(\.json(\..+\.tmp)?|\.lock)")
 log = logging.getLogger(__name__)
@@ -62,8 +66,10 @@ def mark_ignored(directory: Path) -> None:
         atomic_write(marker, IGNORE_ALL)
 
 
-def cache_key(endpoint: str, body: Any, repeat: int) -> str:
-    material = {"v": CACHE_VERSION, "endpoint": endpoint, "body": body, "repeat": repeat}
+def cache_key(request: str | Mapping[str, Any], body: Any, repeat: int) -> str:
+    """The entry's name: `request` is where and how the request goes (`Endpoint.identity()`),
+    `body` what it sends, `repeat` which run of the case it is."""
+    material = {"v": CACHE_VERSION, "endpoint": request, "body": body, "repeat": repeat}
     canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -74,9 +80,30 @@ class ResponseCache:
         self.enabled = enabled and directory is not None
         self.hits = 0
         self.misses = 0
+        self.ignored = 0  # entries found that the gate did not write (`cache_trust`)
+        self.refused: str | None = None  # why the folder is not used at all
         self._lock = threading.Lock()
         self._warned = False
         self._marked = False
+        self._checked = False
+
+    def usable(self) -> bool:
+        """Enabled, and its folder can hold only the gate's answers (checked once; a refusal
+        is noted once)."""
+        if not self.enabled:
+            return False
+        with self._lock:
+            if not self._checked:
+                self._checked = True
+                self.refused = folder_problem(self.directory)  # type: ignore[arg-type]
+                if self.refused is not None:
+                    log.warning(
+                        "[gate] response cache %s not used: %s, so an answer in it may not be "
+                        "the gate's; every request is asked",
+                        self.directory,
+                        self.refused,
+                    )
+        return self.refused is None
 
     def path(self, key: str) -> Path:
         assert self.directory is not None
@@ -89,13 +116,13 @@ class ResponseCache:
         case the PR leaves alone) waits and reads the first one's answer instead of asking the
         provider again. The lock is a file lock beside the entry, removed once it is stored; a
         folder that cannot hold one asks without it (a second call costs money, not results)."""
-        if key is None or not self.enabled:
+        if key is None or not self.usable():
             yield
             return
         lock = self.path(key).with_suffix(".lock")
         try:
-            lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+            make_folders(lock.parent, 3)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError:
             yield
             return
@@ -114,12 +141,17 @@ class ResponseCache:
         return entry["response"] if entry is not None else None
 
     def lookup(self, key: str) -> dict[str, Any] | None:
-        """The stored entry (`response`, and `latency_ms` of the call it replaces) or None."""
-        if not self.enabled:
+        """The stored entry (`response`, and `latency_ms` of the call it replaces) or None: one
+        the gate wrote itself, under its own key."""
+        if not self.usable():
             return None
         path = self.path(key)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            data = read_owned(self.directory, path.parts[-3:])  # type: ignore[arg-type]
+            entry = json.loads(data.decode("utf-8")) if data is not None else None
+        except Untrusted as exc:
+            self._ignore(path, str(exc))
+            entry = None
         except (OSError, ValueError):
             entry = None
         found = isinstance(entry, dict) and entry.get("key") == key and "response" in entry
@@ -132,13 +164,26 @@ class ResponseCache:
             _touch(path)
         return entry if found else None  # type: ignore[return-value]
 
+    def _ignore(self, path: Path, reason: str) -> None:
+        with self._lock:
+            self.ignored += 1
+            first = self.ignored == 1
+        if first:
+            log.warning(
+                "[gate] response cache: an answer the gate did not write is ignored (%s: %s); "
+                "so is every other such one, and the request is asked",
+                path,
+                reason,
+            )
+
     def put(self, key: str, response: Any, *, latency_ms: float | None = None) -> None:
-        if not self.enabled:
+        if not self.usable():
             return
         target = self.path(key)
         entry = {"key": key, "response": response, "latency_ms": latency_ms}
         text = json.dumps(entry, ensure_ascii=False)
         try:
+            make_folders(target.parent, 3)
             atomic_write(target, text, folder_mode=0o700)
             if not self._marked:
                 mark_ignored(self.directory)  # type: ignore[arg-type]

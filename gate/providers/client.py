@@ -48,7 +48,7 @@ class ProviderClient:
         deadline: float | None,
         cache: bool = True,
     ) -> Reply:
-        key = cache_key(self.endpoint.display_url, body, repeat) if cache else None
+        key = cache_key(self.endpoint.identity(), body, repeat) if cache else None
         with self.cache.single_flight(key):
             return self._answer(key, body, parse, deadline)
 

@@ -66,8 +66,11 @@ def openai_endpoint(
     host = urlsplit(url).hostname or ""
     azure = host.endswith(".azure.com")
     headers: dict[str, str] = {}
+    written: dict[str, str] = {}
     if api_key:
+        name_ref = f"${{{name}}}"
         headers = {"api-key": api_key} if azure else {"Authorization": f"Bearer {api_key}"}
+        written = {"api-key": name_ref} if azure else {"Authorization": f"Bearer {name_ref}"}
     provider = "openai" if host == "api.openai.com" else "azure" if azure else "openai-compatible"
     return Endpoint(
         provider=provider,
@@ -77,6 +80,7 @@ def openai_endpoint(
         secrets=secrets,
         url_from=_url_from(base_url, "OPENAI_BASE_URL", key),
         key_env=name,
+        written_headers=written,
     )
 
 
@@ -90,8 +94,10 @@ def anthropic_endpoint(
     name = api_key_env or "ANTHROPIC_API_KEY"
     api_key, secrets = _api_key(environ, name, url, f"{key}.api_key_env")
     headers = {"anthropic-version": ANTHROPIC_VERSION}
+    written = dict(headers)
     if api_key:
         headers["x-api-key"] = api_key
+        written["x-api-key"] = f"${{{name}}}"
     return Endpoint(
         provider="anthropic",
         url=url,
@@ -100,6 +106,7 @@ def anthropic_endpoint(
         secrets=secrets,
         url_from=_url_from(base_url, "ANTHROPIC_BASE_URL", key),
         key_env=name,
+        written_headers=written,
     )
 
 
@@ -115,4 +122,5 @@ def service_endpoint(
         headers=resolved,
         secrets=secrets,
         url_from=_url_from(url, "", key, "url"),
+        written_headers=dict(headers),
     )

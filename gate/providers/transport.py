@@ -50,7 +50,9 @@ class ProviderError(SystemCallError):
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where and how to POST; `headers` hold secrets, `display_url` never does."""
+    """Where and how to POST; `headers` hold secrets, `display_url` never does;
+    `written_headers` are the headers as the config wrote them (a secret as the `${VAR}` it
+    comes from), when the endpoint's maker knows them."""
 
     provider: str
     url: str
@@ -67,6 +69,21 @@ class Endpoint:
             key_env=self.key_env,
             key_sent=bool(self.secrets),
         )
+
+    written_headers: dict[str, str] | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """Where and how a request goes, as the response cache's key covers it: the method,
+        the whole URL and every header; a secret by the variable it comes from, never by its
+        value (a new key of the same account keeps the cache)."""
+        headers = self.written_headers
+        if headers is None:
+            headers = {name: self.secrets.scrub(value) for name, value in self.headers.items()}
+        return {
+            "method": "POST",
+            "url": self.secrets.scrub(self.url),
+            "headers": sorted((name.lower(), value) for name, value in headers.items()),
+        }
 
 
 def bypasses_proxy(host: str, no_proxy: str) -> bool:

@@ -29,11 +29,12 @@ import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TextIO
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.paths import relative_posix
 from gate.inputs.signature import Param
+from gate.interpreter import python_command
 from gate.providers.secrets import without_gate_credentials
 
 WORKER = Path(__file__).with_name("worker_main.py")
@@ -54,6 +55,16 @@ def system_identity() -> int | None:
     return SYSTEM_UID_BASE + os.getpid() % UID_SPAN
 
 
+def relay(pipe: IO[bytes], stream: TextIO) -> None:
+    """What the system prints, line by line into the run's own output (defused there under
+    Actions: `gate.joblog`). Never joined: a process the system left holding the pipe keeps
+    only this thread waiting, until the side's keeper ends it (`gate.process_tree`)."""
+    with pipe:
+        for line in pipe:
+            stream.write(line.decode("utf-8", errors="replace"))
+            stream.flush()
+
+
 class _Pending:
     def __init__(self) -> None:
         self.done = threading.Event()
@@ -72,6 +83,8 @@ class _Process:
             self.popen = subprocess.Popen(
                 [*argv, json.dumps(config)],
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 pass_fds=(calls_read, answers_write),
                 start_new_session=True,
                 **popen,
@@ -90,6 +103,8 @@ class _Process:
         self._started = threading.Event()
         self.reader = threading.Thread(target=self._read, args=(answers,), daemon=True)
         self.reader.start()
+        for pipe, stream in ((self.popen.stdout, sys.stdout), (self.popen.stderr, sys.stderr)):
+            threading.Thread(target=relay, args=(pipe, stream), daemon=True).start()
         self._started.wait(START_TIMEOUT_S)
 
     def _read(self, fd: int) -> None:
@@ -204,7 +219,8 @@ class SystemWorker:
                 self.home = Path(tempfile.mkdtemp(prefix="gate-system-"))
                 os.chown(self.home, self.uid, self.uid)
             env["HOME"] = env["TMPDIR"] = config["home"] = str(self.home)
-        return _Process([sys.executable, "-P", str(WORKER)], config, env=env, cwd=self.root)
+        argv = python_command(str(WORKER), environ=env)
+        return _Process(argv, config, env=env, cwd=self.root)
 
     def _refusal(self, ready: dict[str, Any] | None) -> str:
         if ready is not None:

@@ -1,12 +1,15 @@
 """The system under test's own process: a `python` target or a `command`, apart from the gate.
 
-Started by `gate.systems.worker` as a script (`python -P worker_main.py CONFIG`, so it imports
-nothing of the gate), in the side's checkout, with the system's environment. When the gate
-runs as root the worker confines itself before it imports or runs anything of the system
-(`confine`): it drops to the unprivileged `uid` of the config with no supplementary groups and
-`no_new_privs` (a setuid program cannot give root back), so it can read the checkout but write
-neither the reports, the response cache nor the gate's files. Where the folders it must read
-(the Python installation, the checkout, its HOME) lie below one that others cannot enter (a
+Started by `gate.systems.worker` as a script in isolated mode (`python -I worker_main.py
+CONFIG`, `gate.interpreter`: it imports nothing of the gate, the checkout or the job's
+`PYTHONPATH`), in the side's checkout, with the system's environment. When the gate runs as
+root the worker confines itself before it imports or runs anything of the system
+(`confine`); only then does it put `PYTHONPATH`'s folders and the user's site-packages on the
+import path, as a Python in the normal mode would have (`system_path`). Confined, it runs as
+the unprivileged `uid` of the config with no supplementary groups and `no_new_privs` (a setuid
+program cannot give root back), so it can read the checkout but write neither the reports,
+the response cache nor the gate's files. Where the folders it must read (the Python
+installation, `PYTHONPATH`, the checkout, its HOME) lie below one that others cannot enter (a
 pyenv in root's 0700 home, pytest's 0700 temporary folders), it first enters a mount namespace
 of its own in which that folder is an empty read-only tmpfs holding only those folders: the
 rest of it (root's own files) stays out of sight. It dies with the process that started it.
@@ -14,10 +17,10 @@ rest of it (root's own files) stays out of sight. It dies with the process that 
 Calls arrive as JSON lines on the file descriptor `calls_fd` (`{"id", "input", "repeat",
 "timeout"}`) and run on a pool of `concurrency` threads; each answer is one JSON line on
 `answers_fd` (`{"id", "ok": true, "value"}` or `{"id", "ok": false, "error"}`). Both are pipes
-of their own: stdin is empty, and what the system prints on stdout and stderr stays its own
-output. The first line is the start's outcome: `{"ready": true, "file", "takes_repeat",
-"signature", "uid"}`, or `{"ready": false, "error"}` (a target that does not import: the
-user's input).
+of their own: stdin is empty, and what the system prints on stdout and stderr goes through
+pipes that the gate relays into the run's output (`gate.systems.worker.relay`). The first
+line is the start's outcome: `{"ready": true, "file", "takes_repeat", "signature", "uid"}`,
+or `{"ready": false, "error"}` (a target that does not import: the user's input).
 """
 
 from __future__ import annotations
@@ -55,10 +58,30 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
+def environ_path() -> list[str]:
+    """`PYTHONPATH`'s folders (a relative one from the checkout, where the worker starts)."""
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return [os.path.abspath(entry) for entry in entries if entry]
+
+
+def system_path() -> None:
+    """The import path a Python in the normal mode would have had: `PYTHONPATH`'s folders first,
+    then the user's site-packages (with its `.pth` files) unless `PYTHONNOUSERSITE` is set. Only
+    ever called once confined: what they hold is the system's code, never the gate's."""
+    sys.path[0:0] = [entry for entry in environ_path() if entry not in sys.path]
+    if not os.environ.get("PYTHONNOUSERSITE"):
+        import site
+
+        user_site = site.getusersitepackages()
+        if os.path.isdir(user_site):
+            site.addsitedir(user_site)
+
+
 def needed_folders(config: dict[str, Any]) -> list[str]:
-    """What the system must read: the Python installation and its import path, the checkout,
-    its HOME; each resolved, none below another."""
-    named = [sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, config["root"]]
+    """What the system must read: the Python installation and its import path (`PYTHONPATH`'s
+    too), the checkout, its HOME; each resolved, none below another."""
+    named = [sys.base_prefix, sys.prefix, sys.exec_prefix, *sys.path, *environ_path()]
+    named.append(config["root"])
     named += [config["home"]] if config.get("home") else []
     found = sorted({os.path.realpath(p) for p in named if p and os.path.isdir(p)})
     kept: list[str] = []
@@ -283,6 +306,7 @@ def main() -> None:
         except OSError as exc:
             why = f"cannot confine the system's process as uid {config['uid']}: {exc}"
             raise Refused(why) from None
+        system_path()
         worker.start()
     except Refused as exc:
         worker.send({"ready": False, "error": str(exc)})

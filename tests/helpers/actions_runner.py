@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -36,7 +35,15 @@ import yaml
 from helpers.actions_cache import DEFAULT_BRANCH, CacheService, Entry, as_runner, runner_user
 from helpers.actions_expressions import Status, condition, interpolate
 from helpers.servers.git_http import checkout_like_actions
-from helpers.servers.world import REPO_ROOT, REPOSITORY, TOKEN, Run, World, parse_outputs
+from helpers.servers.world import (
+    REPO_ROOT,
+    REPOSITORY,
+    TOKEN,
+    Run,
+    World,
+    action_command,
+    parse_outputs,
+)
 
 ACTION_YML = REPO_ROOT / "action.yml"
 
@@ -277,7 +284,7 @@ class Runner:
             **step_env,
         }
         done = subprocess.run(
-            [sys.executable, "-m", "gate", "action"],
+            action_command(),
             cwd=job.workspace,
             env=env,
             capture_output=True,

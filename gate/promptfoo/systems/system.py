@@ -106,16 +106,17 @@ def endpoint_for(provider: ProviderSpec, environ: dict[str, str]) -> Endpoint:
         )  # fmt: skip
         endpoint = openai_endpoint(base, key_env, environ, "provider")
         if config.get("organization"):
-            endpoint = replace(
-                endpoint,
-                headers={**endpoint.headers, "OpenAI-Organization": config["organization"]},
-            )
+            endpoint = with_headers(endpoint, {"OpenAI-Organization": config["organization"]})
     headers = config.get("headers")
     if isinstance(headers, dict):
-        endpoint = replace(
-            endpoint, headers={**endpoint.headers, **{k: str(v) for k, v in headers.items()}}
-        )
+        endpoint = with_headers(endpoint, {k: str(v) for k, v in headers.items()})
     return endpoint
+
+
+def with_headers(endpoint: Endpoint, headers: dict[str, str]) -> Endpoint:
+    """`endpoint` sending `headers` too (as written in the config: the cache's key sees them)."""
+    written = {**(endpoint.written_headers or {}), **headers}
+    return replace(endpoint, headers={**endpoint.headers, **headers}, written_headers=written)
 
 
 def promptfoo_output(provider: ProviderSpec, reply: Reply) -> Any:

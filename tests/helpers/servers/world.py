@@ -27,6 +27,18 @@ from helpers.servers.github_api import GitHubServer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def action_command() -> list[str]:
+    """How the Action's image starts the gate: the Dockerfile's ENTRYPOINT, its `python` this
+    interpreter (which has the gate installed, as the image does)."""
+    for line in (REPO_ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines():
+        if line.startswith("ENTRYPOINT "):
+            argv = json.loads(line.removeprefix("ENTRYPOINT "))
+            return [sys.executable if argv[0] == "python" else argv[0], *argv[1:]]
+    raise AssertionError("the Dockerfile has no ENTRYPOINT")
+
+
 REPOSITORY = "Codertocat/Hello-World"  # the payloads' repository
 TOKEN = "ghs_e2eJobToken0123456789abcdefABCDEF"
 
@@ -203,7 +215,7 @@ class World:
 
     def run(self, env: dict[str, str], argv: list[str] | None = None) -> Run:
         done = subprocess.run(
-            argv or [sys.executable, "-m", "gate", "action"],
+            argv or action_command(),
             cwd=self.workspace,
             env=env,
             capture_output=True,
