@@ -65,7 +65,7 @@ def plan(root: Path) -> FlowPlan:
         revisions=Revisions(repo, repo.resolve_ref("main", fetch=False), repo.head_sha()),
         config=load_config(root / "gate.yml"),
         config_at="gate.yml",
-        io=FlowIO(root.parent / "out"),
+        io=FlowIO(root.parent / "out", environ={**os.environ, "OPENAI_API_KEY": "sk-test"}),
     )
     return plan_flow(request)
 

@@ -13,10 +13,10 @@ from helpers.reports import case, repeated, report
 
 from gate.compare.pairing import compare
 from gate.inputs.policy import Policy
-from gate.render.run_line import describe
 from gate.report.models import CaseResult, RunMeta
 from gate.report.summary import summarise
 from gate.run.progress import Progress
+from gate.run.summary_line import describe
 
 HEAD = [
     repeated("a", ["pass"] * 3),

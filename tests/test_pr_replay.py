@@ -14,7 +14,7 @@ from pathlib import Path
 from helpers.cli import run_gate
 from helpers.pr_scenarios import WORDS, config, drop, dump, faq, make_project, visible
 
-from gate.render.markdown import text
+from gate.render.markdown import prose
 
 SWITCH = "this PR switches the suite's system from `python` to `replay` of `answers/support.jsonl`"
 
@@ -49,11 +49,11 @@ def test_a_head_that_replays_its_own_answers_fails(tmp_path: Path) -> None:
     assert code == 1
     shown = visible(support(out))
     assert "❌ **Eval Gate: fail** (support)" in shown
-    assert text(SWITCH, 400) in shown
+    assert prose(SWITCH, 400) in shown
     reasons = [line for line in shown.splitlines() if line.startswith("- ")]
-    assert reasons[0] == "- " + text(SWITCH, 400).split(":")[0] + ":" + reasons[0].split(":", 1)[1]
+    assert reasons[0] == "- " + prose(SWITCH, 400).split(":")[0] + ":" + reasons[0].split(":", 1)[1]
 
     code, out = check(author.path, tmp_path, "--label", "eval-gate: accept")
     assert code == 0
     accepted = visible(support(out))
-    assert "accepted by the label" in accepted and text(SWITCH, 400) in accepted
+    assert "accepted by the label" in accepted and prose(SWITCH, 400) in accepted

@@ -86,7 +86,7 @@ def test_a_prompt_that_regresses_fails_with_its_metrics(repo: Path, server: Mode
     assert done.returncode == 1, done.stderr
     comment = done.stdout
     assert "❌ **Eval Gate: fail** (cities)" in comment
-    assert "<code>capital</code> | promptfooconfig | 🆕 new: pass → fail" in comment
+    assert "**<code>capital</code>** · promptfooconfig · blocker · 🆕 new: pass → fail" in comment
     assert "| mentions | 3 | 100.0% | 0.0% | −100.0 |" not in comment  # third has no metric
     assert "| mentions | 2 | 100.0% | 0.0% | −100.0 |" in comment
     assert "| format | 1 | 100.0% | 0.0% | −100.0 |" in comment
@@ -189,8 +189,9 @@ def test_a_config_as_promptfoos_documentation_writes_it_gates_a_pr(
     assert "❌ **Eval Gate: fail** (support)" in comment
     assert "pass rate 100.0% → 40.0%" in done.stdout  # 5 cases: 2 CSV rows still pass
     assert "<code>greets by name</code>" in comment
-    broken = [line for line in comment.splitlines() if line.startswith("| <code>the first word")]
-    assert len(broken) == 2 and all("| teams | major |" in line for line in broken)  # each entry
+    first = "**<code>the first word greets"
+    broken = [line for line in comment.splitlines() if line.startswith(first)]
+    assert len(broken) == 2 and all("· teams · major ·" in line for line in broken)  # each entry
     assert "transform" not in comment  # the transformed answer failed, not the gate
     assert "| tone | 3 | 100.0% | 0.0% | −100.0 |" in comment
     assert "| facts | 2 | 100.0% | 100.0% | ±0.0 |" in comment

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.render.run_line import describe
 from gate.report.merge import merge_reports
+from gate.run.summary_line import describe
 
 
 def add_parser(sub: Any) -> None:

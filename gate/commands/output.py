@@ -1,5 +1,5 @@
 """What more than one command prints with: the default format of standard output and whether
-it takes colour. The line that sums up a side's report is `gate.render.run_line`'s."""
+it takes colour. The line that sums up a side's report is `gate.run.summary_line`'s."""
 
 from __future__ import annotations
 

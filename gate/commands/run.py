@@ -12,13 +12,13 @@ from typing import Any
 from gate.errors import InputError
 from gate.inputs.config import LoadedConfig, load_config
 from gate.inputs.shard import Shard
-from gate.render.run_line import describe
 from gate.report.io import ReportWriter
 from gate.report.models import CaseResult, Summary
 from gate.run.endpoint_keys import judge_key_problem, located, system_key_problem
 from gate.run.preflight import python_check_problems, pythonpath_problems, system_files_problems
 from gate.run.side import SideRunner, cache_folder, spec_of_config
 from gate.run.spec import SideSpec
+from gate.run.summary_line import describe
 
 ALL_ERRORED = 3  # the same code as an error verdict
 

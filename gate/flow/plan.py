@@ -176,8 +176,6 @@ def validate_head(
             raise escapes[0]
         checked_cases(head, suite)
         problems = system_files_problems(head, suite, root) + pythonpath_problems(head, root)
-        key = system_key_problem(head, suite, root, request.io.environ)
-        problems += [key] if key is not None else []
         if problems:
             raise problems[0]
         if isinstance(suite.system, OpenAISystem | AnthropicSystem):
@@ -186,6 +184,9 @@ def validate_head(
             except InputError as exc:  # the model config's `provider:`, named at its line
                 raise located(exc, head, suite) from None
             ChatPrompt(root, suite.system.model_config_file, suite.system.prompt, "system")
+        key = system_key_problem(head, suite, root, request.io.environ)
+        if key is not None:
+            raise key
     if templates is not None:
         check_templates(templates)
 

@@ -44,10 +44,10 @@ from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
 from gate.inputs.shard import Shard
 from gate.inputs.templates import TemplateSet
-from gate.render.run_line import describe
 from gate.report.models import Report
 from gate.run.protocol import RunMore
 from gate.run.spec import SideSpec
+from gate.run.summary_line import describe
 
 if TYPE_CHECKING:
     from gate.flow.preview import FlowPreview
