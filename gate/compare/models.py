@@ -18,7 +18,8 @@ from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
 from gate.compare.system import SystemDiff
 from gate.inputs.policy import Policy
-from gate.report.models import CheckResult, RunMeta, Status
+from gate.report.checks import CheckResult, RubricResult
+from gate.report.models import RunMeta, Status
 
 Verdict = Literal["pass", "fail", "inconclusive", "error", "skipped"]
 # inconclusive exits 0 here, 1 where the policy's `inconclusive: block` makes it block
@@ -53,7 +54,7 @@ class SideCase(BaseModel):
     output_chars: int = Field(0, description="how long the whole output was")
     failed_checks: list[CheckResult] = Field(default_factory=list)
     review_checks: list[CheckResult] = Field(default_factory=list, description="needs review")
-    rubric: list[CheckResult] = Field(default_factory=list, description="the judge's results")
+    rubric: list[RubricResult] = Field(default_factory=list, description="the judge's results")
     error: str | None = None
 
 

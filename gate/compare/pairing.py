@@ -9,7 +9,7 @@ case can make the verdict stricter and never offset a drop.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from gate.compare.budgets import budget_findings
 from gate.compare.droptest import DropTest, fixed_test, interval, sequential_test, to_decide
@@ -30,34 +30,28 @@ from gate.compare.stats import PairedCounts, Significance, paired_counts, signif
 from gate.compare.totals import Estimates, points, task_deltas, totals, usage
 from gate.compare.verdict import ThresholdCase, decide, resolution_findings, threshold_findings
 from gate.inputs.policy import Policy
-from gate.report.models import (
-    CaseResult,
-    CheckResult,
-    Report,
-    RunMeta,
-    rate,
-)
+from gate.report.checks import CheckBase, RubricResult
+from gate.report.models import CaseResult, Report, RunMeta, rate
 from gate.report.output import readable_output
 from gate.report.plan import AutoRecord
 
 DETAIL_CHARS = 500
 MAX_CHECKS = 20
+C = TypeVar("C", bound=CheckBase)
 
 
 def _excerpt(text: str | None, limit: int) -> str | None:
     return text if text is None or len(text) <= limit else text[:limit]
 
 
-def _short_check(check: CheckResult) -> CheckResult:
+def _short_check(check: C) -> C:
     if len(check.detail) <= DETAIL_CHARS:
         return check
-    return CheckResult(
-        name=check.name, passed=check.passed, detail=check.detail[:DETAIL_CHARS], score=check.score
-    )
+    return check.model_copy(update={"detail": check.detail[:DETAIL_CHARS]})
 
 
-def _rubric(result: CaseResult) -> list[CheckResult]:
-    return [_short_check(c) for c in result.checks if c.name.startswith("rubric:")][:MAX_CHECKS]
+def _rubric(result: CaseResult) -> list[RubricResult]:
+    return [_short_check(c) for c in result.checks if isinstance(c, RubricResult)][:MAX_CHECKS]
 
 
 def _details(result: CaseResult) -> dict[str, Any]:

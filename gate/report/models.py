@@ -7,42 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
+from gate.report.checks import CheckResult
 from gate.report.output import ToolCall
 from gate.report.plan import AutoRecord
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
-
-
-class CheckResult(BaseModel):
-    """One named boolean, e.g. `include:CAC`. `passed=None` means it needs human review."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    passed: bool | None
-    detail: str = ""
-    score: int | None = Field(None, description="Judge score (0-2) for rubric dimensions")
-    fraction: float | None = Field(
-        None, description="A python check's score in [0, 1] (it passes at its threshold)"
-    )
-    metric: str | None = Field(None, description="A promptfoo assertion's `metric`")
-    scored: bool = Field(
-        False,
-        description="Part of a score a `threshold` result judges: shown, but it does not decide",
-    )
-
-    @model_serializer(mode="wrap")
-    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.metric is None:
-            data.pop("metric", None)
-        if not self.scored:
-            data.pop("scored", None)
-        return data
 
 
 class JudgeCall(BaseModel):
