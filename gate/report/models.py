@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
 from gate.report.checks import CheckResult
+from gate.report.descriptions import SandboxInfo, SystemInfo
 from gate.report.output import ToolCall
 from gate.report.plan import AutoRecord
 
@@ -224,14 +225,14 @@ class RunMeta(BaseModel):
         None, description="the side's own gate.yml whose system ran, when not config_file"
     )
     files: dict[str, str] = Field(default_factory=dict, description="path -> sha256")
-    system: dict[str, Any] = Field(default_factory=dict)
+    system: SystemInfo = Field(default_factory=SystemInfo)
     repeats: int = 1
     concurrency: int = 1
     n_cases: int = 0
     suite_size: int | None = Field(None, description="Cases in the whole suite (before sharding)")
     shard: str | None = None
     shards: list[str] = Field(default_factory=list)
-    sandbox: dict[str, Any] | None = None
+    sandbox: SandboxInfo | None = None
     auto: AutoRecord | None = Field(
         None, description="repeats: auto: the plan that allocated the runs and why it stopped"
     )
