@@ -23,6 +23,7 @@ from typing import TextIO
 
 import git
 
+from gate.compare.models import Verdict
 from gate.render import render_text
 from gate.render.preview import html_page
 
@@ -55,7 +56,7 @@ AUTHOR = git.Actor("Eval Gate demo", "demo@eval-gate.invalid")
 class DemoResult:
     folder: Path
     repo: Path
-    verdict: str
+    verdict: Verdict
     comment: Path
     preview: Path
     reports: Path

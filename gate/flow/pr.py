@@ -28,7 +28,13 @@ from typing import Any, TextIO, TypeVar
 
 from gate.compare.acceptance import accept
 from gate.compare.findings import SuiteRemoved
-from gate.compare.models import VERDICT_ORDER, Comparison, exit_code_of, skipped_comparison
+from gate.compare.models import (
+    VERDICT_ORDER,
+    Comparison,
+    Verdict,
+    exit_code_of,
+    skipped_comparison,
+)
 from gate.flow.git import GitRepo
 from gate.flow.instrument import SuiteInstrument, suite_instrument
 from gate.flow.judging import Judged, SuiteRun, judge_planned, split_false_blocks
@@ -67,7 +73,7 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
-def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> str:
+def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> Verdict:
     verdicts = {o.comparison.verdict for o in outcomes}
     return next((v for v in VERDICT_ORDER if v in verdicts), "skipped")
 

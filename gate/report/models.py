@@ -10,6 +10,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
+from gate.inputs.policy import Severity
 from gate.report.checks import CheckResult
 from gate.report.descriptions import SandboxInfo, SystemInfo
 from gate.report.output import ToolCall
@@ -113,7 +114,7 @@ class CaseResult(BaseModel):
 
     id: str
     task: str
-    severity: str = "major"
+    severity: Severity = "major"
     heldout: bool = False
     status: Status
     passed: bool

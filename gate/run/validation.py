@@ -15,6 +15,7 @@ from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig
 from gate.inputs.promptfoo.assertions import AssertionSet
+from gate.report.models import Status
 from gate.report.output import SystemOutput
 from gate.run.preflight import preflight, unchecked_cases
 from gate.run.runner import status_of
@@ -26,7 +27,7 @@ class BrokenCase(BaseModel):
 
     id: str
     where: str  # file:line
-    status: str  # fail, error or needs_review
+    status: Status  # fail, error or needs_review
     detail: str
 
 
