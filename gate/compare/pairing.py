@@ -9,7 +9,7 @@ case can make the verdict stricter and never offset a drop.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from gate.compare.budgets import budget_findings
 from gate.compare.droptest import DropTest, fixed_test, interval, sequential_test, to_decide
@@ -54,10 +54,20 @@ def _rubric(result: CaseResult) -> list[RubricResult]:
     return [_short_check(c) for c in result.checks if isinstance(c, RubricResult)][:MAX_CHECKS]
 
 
-def _details(result: CaseResult) -> dict[str, Any]:
-    """What a reader needs to see why a side failed; never kept for held-out cases."""
+def _side(result: CaseResult, fraction: float, *, heldout: bool) -> SideCase:
+    """One side's outcome and, unless the case is held out, what a reader needs to see why it
+    failed."""
+    outcome = SideCase(
+        status=result.status,
+        fraction=fraction,
+        repeats=result.repeats,
+        passes=sum(result.run_passes()),
+        flaky=result.flaky,
+    )
+    if heldout:
+        return outcome
     shown = readable_output(result.output, result.tool_calls)
-    return {
+    details = {
         "output": _excerpt(shown, EXCERPT_CHARS),
         "output_chars": len(shown or ""),
         "failed_checks": [_short_check(c) for c in result.failed_checks[:MAX_CHECKS]],
@@ -65,17 +75,7 @@ def _details(result: CaseResult) -> dict[str, Any]:
         "rubric": _rubric(result),
         "error": _excerpt(result.error, DETAIL_CHARS),
     }
-
-
-def _side(result: CaseResult, fraction: float, *, heldout: bool) -> SideCase:
-    return SideCase(
-        status=result.status,
-        fraction=fraction,
-        repeats=result.repeats,
-        passes=sum(result.run_passes()),
-        flaky=result.flaky,
-        **({} if heldout else _details(result)),
-    )
+    return outcome.model_copy(update=details)
 
 
 def case_change(

@@ -5,7 +5,6 @@ and the per-task table. Pure.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from gate.compare.lists import CaseLists
 from gate.compare.models import (
@@ -63,6 +62,7 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
                 cost = (cost or 0.0) + source.cost_usd
             if source.latency_ms is not None:
                 latencies.append(source.latency_ms)
+    judge = total_judge(judges) or JudgeUsage()
     return SideUsage(
         calls=calls,
         cached_calls=cached,
@@ -72,19 +72,11 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
         cost_usd=round(cost, 8) if cost is not None else None,
         latency_p50_ms=percentile(latencies, 50),
         latency_p95_ms=percentile(latencies, 95),
-        **_judge_usage(total_judge(judges)),
+        judge_calls=judge.calls,
+        judge_tokens=judge.tokens.total,
+        judge_cost_usd=judge.cost_usd,
+        judge_cached=judge.cached,
     )
-
-
-def _judge_usage(judge: JudgeUsage | None) -> dict[str, Any]:
-    if judge is None:
-        return {}
-    return {
-        "judge_calls": judge.calls,
-        "judge_tokens": judge.tokens.total,
-        "judge_cost_usd": judge.cost_usd,
-        "judge_cached": judge.cached,
-    }
 
 
 def task_deltas(

@@ -7,7 +7,7 @@ Pure: no I/O; what comes from a report is escaped into `Md`.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from gate.compare.models import Comparison
@@ -71,14 +71,24 @@ def system_cell(system: SystemInfo, other: SystemInfo | None, style: Style) -> M
     return Md(" · ".join(shown))
 
 
-def file_rows(c: Comparison, style: Style) -> list[dict[str, Any]]:
+class FileRow(TypedDict):
+    """A file that shaped a run, with its hash on each side."""
+
+    path: str
+    base: Md
+    head: Md
+    changed: bool
+    mark: Md
+
+
+def file_rows(c: Comparison, style: Style) -> list[FileRow]:
     base = c.base_meta.files if c.base_meta else {}
     head = c.head_meta.files if c.head_meta else {}
 
     def short(digest: str | None) -> Md:
         return style.code(digest[:12], 12) if digest else Md(values.DASH)
 
-    rows = [
+    rows: list[FileRow] = [
         {
             "path": path,
             "base": short(base.get(path)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -161,7 +161,7 @@ class CaseResult(BaseModel):
         """What a held-out case may show in a file anyone with read access can download: its
         outcome and what it cost, never its output (text and tool calls), checks (their names
         carry expectations), scores or error text."""
-        hidden: dict[str, Any] = {
+        hidden: dict[str, object] = {
             "checks": [],
             "scores": {},
             "output": None,
