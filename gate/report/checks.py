@@ -15,6 +15,7 @@ when the comment should say more than its name and detail, a sentence in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
@@ -171,6 +172,13 @@ MODEL_OF: dict[str, str] = {
     for model in KINDS
     for kind in get_args(model.model_fields["kind"].annotation)
 }
+
+
+def judge_scores(checks: Iterable[CheckBase]) -> dict[str, int]:
+    """The judge's score of each rubric dimension it scored."""
+    return {
+        c.dimension: c.score for c in checks if isinstance(c, RubricResult) and c.score is not None
+    }
 
 
 def _model_of(value: object) -> str:

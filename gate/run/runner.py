@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gate.checks import CheckContext, CheckPlan, plan_case
 from gate.errors import CheckInfraError, GateError
 from gate.inputs.cases import Case
-from gate.report.checks import AssertionResult, CheckResult, RubricResult
+from gate.report.checks import AssertionResult, CheckResult, judge_scores
 from gate.report.models import (
     Attempt,
     CaseResult,
@@ -108,9 +108,7 @@ def run_attempt(
     except Exception as exc:  # a bug in a check must not take the run down
         return Attempt(status="error", error=f"check crashed: {_short_exception(exc)}", **base)
     checks = evaluation.results
-    scores = {
-        c.dimension: c.score for c in checks if isinstance(c, RubricResult) and c.score is not None
-    }
+    scores = judge_scores(checks)
     judge = JudgeUsage.of(evaluation.judge) if evaluation.judge else None
     return Attempt(status=status_of(checks), checks=checks, scores=scores, judge=judge, **base)
 
