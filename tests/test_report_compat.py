@@ -216,3 +216,20 @@ def test_a_report_of_this_version_reads_back_as_written(tmp_path: Path) -> None:
         assert again.results == old.results
         raw = json.loads((tmp_path / name).read_text().splitlines()[1])
         assert all({"kind", "name", "passed", "detail"} <= set(c) for c in raw["checks"])
+
+
+def test_a_kind_this_gate_does_not_know_reads_by_name_and_detail(tmp_path: Path) -> None:
+    """A newer check's result (here `trajectory`) reads and shows by its name and detail; one
+    that names no kind is refused at its line."""
+    report = read_report(V2 / "head.jsonl")
+    newer = {"kind": "trajectory", "name": "trajectory:search", "passed": False, "detail": "off"}
+    line = report.results[0].model_dump(mode="json") | {"checks": [newer], "status": "fail"}
+    write_report(tmp_path / "r.jsonl", report.meta, [json.dumps(line) + "\n"])
+    (check,) = read_report(tmp_path / "r.jsonl").results[0].checks
+    assert isinstance(check, OtherResult) and (check.kind, check.detail) == ("trajectory", "off")
+    line["checks"] = [{"name": "include:x", "passed": True}]
+    write_report(tmp_path / "r.jsonl", report.meta, [json.dumps(line) + "\n"])
+    with pytest.raises(InputError) as refused:
+        read_report(tmp_path / "r.jsonl")
+    assert (refused.value.line, refused.value.key) == (2, "checks.0")
+    assert "a check result needs a string `kind`" in str(refused.value)

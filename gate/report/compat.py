@@ -11,7 +11,9 @@ refused, never guessed at.
   the kind was the name's prefix (`include:CAC`) and the judge's score and minimum were words
   in `detail` (`2/2 (meets minimum 1): …`): read here, once, from a report of version 1 or 2.
   A promptfoo assertion's result is told from the gate's own by its `metric`, `scored` or
-  `fraction` (a promptfoo result always has one; of the gate's checks only `python` does).
+  `fraction` (a promptfoo result always has one; of the gate's checks only `python` does): a
+  promptfoo `python` assertion without a metric, which cannot be told apart, reads as the
+  gate's `python` check (both show by name and detail).
 """
 
 from __future__ import annotations
