@@ -147,7 +147,7 @@ class _Why:
 
     def reason(self, check: CheckResult, first_test: bool) -> Md:
         s, side = self.style, self.side
-        if isinstance(check, PhraseResult) and check.kind != "contains":
+        if isinstance(check, PhraseResult) and check.kind in ("include", "exclude"):
             return self.phrase(check)
         if isinstance(check, CodeTestResult):
             what = "first failing assertion" if first_test else "also failing"
