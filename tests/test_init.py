@@ -121,7 +121,7 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
     assert "support: pass: pass rate 100.0% -> 100.0% (±0.0 points)" in pr.stderr
     # The base is the prompt the first check ran: its answers come from the cache.
     assert server.requests == 3
-    base = json.loads((repo / "reports/support/base.summary.json").read_text())
+    base = json.loads((repo / ".eval-gate/reports/support/base.summary.json").read_text())
     assert base["cache"]["hits"] == 3
 
 
