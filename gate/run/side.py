@@ -155,6 +155,15 @@ def _checked(loaded: LoadedConfig, suite: SuiteConfig, cases: list[Case]) -> lis
 
 
 def _require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
+    simulated = [c for c in cases if c.agent is not None and c.agent.user is not None]
+    if simulated and loaded.config.simulated_user is None:
+        raise InputError(
+            f"case {simulated[0].id!r} has a simulated `user` but gate.yml has no "
+            "`simulated_user` (a model, shaped as `judge`)",
+            file=simulated[0].file,
+            line=simulated[0].line,
+            key="user",
+        )
     if loaded.config.judge is None:
         needing = [c for c in cases if c.expect.rubric]
         if needing:
@@ -196,6 +205,7 @@ def system_env(request: RunRequest) -> SystemEnv:
         use_cache=request.use_cache and config.cache.enabled,
         prices={name: price.model_dump() for name, price in config.prices.items()},
         concurrency=request.concurrency or config.concurrency,
+        simulated_user=config.simulated_user,
     )
 
 

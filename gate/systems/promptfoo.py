@@ -40,6 +40,7 @@ from gate.providers.wire_formats import (
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv, SystemRequest
 from gate.systems.chat import chat_description, client_for, to_output
+from gate.systems.tool_loop import ChatModel, ChatSession
 
 OPENAI_PARAMS = (
     "seed", "top_p", "presence_penalty", "frequency_penalty", "functions", "function_call",
@@ -195,6 +196,27 @@ class PromptfooChatSystem:
         seen = dict.fromkeys(self.pair.files.seen)
         self._files = [env.root / f for f in seen if (env.root / f).is_file()]
 
+    def _output(self, reply: Reply, rendered: str) -> SystemOutput:
+        output = to_output(reply, self.env, self.provider.model)
+        data = {**output.data, "output": promptfoo_output(self.provider, reply), "prompt": rendered}
+        if self.tools:
+            data["tools"] = self.tools
+        return output.model_copy(update={"data": data})
+
+    def session(self, request: SystemRequest) -> ChatSession:
+        """The case's conversation: the provider's tool loop (`gate.systems.tool_loop`)."""
+        assert request.agent is not None
+        rendered, messages = self.pair.messages(request.input)
+        model = ChatModel(
+            self.client,
+            self.format,
+            self.provider.model,
+            self.params,
+            lambda reply: self._output(reply, rendered),
+        )
+        deadline = time.monotonic() + request.timeout_s
+        return ChatSession(model, request.agent, messages, request.repeat, deadline)
+
     def call(self, request: SystemRequest) -> SystemOutput:
         deadline = time.monotonic() + request.timeout_s
         rendered, messages = self.pair.messages(request.input)
@@ -206,11 +228,7 @@ class PromptfooChatSystem:
             repeat=request.repeat,
             deadline=deadline,
         )
-        output = to_output(reply, self.env, self.provider.model)
-        data = {**output.data, "output": promptfoo_output(self.provider, reply), "prompt": rendered}
-        if self.tools:
-            data["tools"] = self.tools
-        return output.model_copy(update={"data": data})
+        return self._output(reply, rendered)
 
     def describe(self) -> dict[str, Any]:
         params = {k: v for k, v in self.params.items() if k != "tools"}
