@@ -98,6 +98,9 @@ class CheckPlan:
         return self.evaluate(output, case, ctx).results
 
 
+ENDINGS = {"max_steps": "at max_steps", "forbidden_tool": "at a forbidden tool's call"}
+
+
 def turn_evaluation(
     number: int,
     expect: Expect,
@@ -109,7 +112,7 @@ def turn_evaluation(
     """A scripted turn's own `expect`, judged on that turn's answer (`turnN:` before each
     name); a turn the conversation never reached fails."""
     if number > output.turns:
-        ended = "at max_steps" if output.finish_reason == "max_steps" else "early"
+        ended = ENDINGS.get(output.finish_reason or "", "early")
         detail = f"the conversation ended {ended}, after turn {output.turns}"
         reached = CheckResult(
             name=f"turn{number}:reached", passed=False, detail=detail, turn=number

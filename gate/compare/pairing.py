@@ -24,6 +24,7 @@ from gate.compare.findings import Finding, OtherSuite, Unpaired
 from gate.compare.lists import sort_into_lists
 from gate.compare.metrics import metric_rates
 from gate.compare.models import EXCERPT_CHARS, CaseChange, Comparison, SideCase
+from gate.compare.paths import path_changed, path_details
 from gate.compare.power import resolution
 from gate.compare.rubric import compare_rubric
 from gate.compare.stats import PairedCounts, Significance, paired_counts, significance
@@ -70,6 +71,7 @@ def _details(result: CaseResult) -> dict[str, Any]:
         "review_checks": [_short_check(c) for c in result.checks if c.passed is None][:MAX_CHECKS],
         "rubric": _rubric(result),
         "error": _excerpt(result.error, DETAIL_CHARS),
+        **path_details(result),
     }
 
 
@@ -210,8 +212,8 @@ def compare(
     changed = [
         case_change(b, h, policy, estimates[h.id] if estimates else None)
         for b, h in pairs
-        if not (b.passed and h.passed) or b.flaky or h.flaky  # unchanged passes: counted only
-    ]
+        if not (b.passed and h.passed) or b.flaky or h.flaky or path_changed(b, h)
+    ]  # unchanged passes: counted only
     changed += [case_change(b, h, policy, added_by_pr=True) for b, h in by_pr]
     changed += [case_change(None, r, policy) for r in added]
     changed += [case_change(r, None, policy) for r in removed]

@@ -41,17 +41,21 @@ class ToolResults(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     returns: Any = Field(None, description="The result of every call (any JSON)")
-    when: list[ToolCase] = Field(default_factory=list, description="Results by arguments")
+    when: list[ToolCase] = Field(
+        default_factory=list, description="Results by arguments (the first that matches)"
+    )
     otherwise: Any = Field(None, description="The result when no `when` entry matches")
 
     @model_validator(mode="after")
     def _one_source(self) -> ToolResults:
         given = self.model_fields_set
-        if ("returns" in given) == bool(self.when):
+        if ("returns" in given) == ("when" in given):
             raise ValueError(
                 "give a tool either `returns` or `when` (with an optional `otherwise`)"
             )
-        if "otherwise" in given and not self.when:
+        if "when" in given and not self.when:
+            raise ValueError("`when` needs at least one `{arguments, returns}`")
+        if "otherwise" in given and "when" not in given:
             raise ValueError("`otherwise` goes with `when`")
         return self
 
@@ -95,6 +99,11 @@ class AgentCase(BaseModel):
     max_steps: int = DEFAULT_MAX_STEPS
     turns: list[UserTurn] = Field(default_factory=list)
     user: SimulatedUser | None = None
+    forbidden: tuple[str, ...] = Field(
+        (),
+        description="`forbidden_tools` of the case and its turns: a call of one with no "
+        "result ends the conversation there (its check fails), instead of an error",
+    )
 
 
 class UnansweredCall(LookupError):

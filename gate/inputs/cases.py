@@ -81,7 +81,11 @@ class CaseRecord(BaseModel):
         """The conversation and tool loop keys, when the case has any."""
         keys = ("tools", "max_steps", "turns", "user")
         given = {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
-        return AgentCase(**given) if given else None
+        if not given:
+            return None
+        expects = [self.expect, *(t.expect for t in self.turns or [])]
+        forbidden = tuple(dict.fromkeys(t for e in expects for t in e.forbidden_tools))
+        return AgentCase(**given, forbidden=forbidden)
 
 
 class Case(BaseModel):

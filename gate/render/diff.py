@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from gate.compare.models import CaseChange, SideCase
 from gate.compare.system import FileDiff
 from gate.render.markdown import ELLIPSIS, Md, sanitize, shorten
+from gate.render.paths import PathView, path_view, turn_rows
 from gate.render.style import Style
 from gate.report.models import CheckResult
 
@@ -32,6 +33,12 @@ SHORT = 8  # outputs of at most this many sentences are shown whole
 SNIPPET = 60  # characters of context either side of a highlighted phrase
 GAP = "⋯"
 _SENTENCE = re.compile(r"(?<=[.!?:;])\s+(?=\S)")
+PATH_CHECKS = {
+    "trajectory": "the agent's path does not match",
+    "forbidden_tool": "a forbidden tool was called",
+    "max_tool_calls": "too many tool calls",
+    "max_steps": "a turn ran out of steps",
+}
 _MINIMUM = re.compile(r"^(\d+)/2 \((?:meets|below) minimum (\d+)\):\s*(.*)$", re.DOTALL)
 
 
@@ -159,6 +166,15 @@ class _Why:
         case = self.case
         own, theirs = (case.head, case.base) if side == "head" else (case.base, case.head)
         kind, _, arg = check.name.partition(":")
+        if check.turn is not None:
+            inner = arg or kind
+            return Md(
+                f"in turn {check.turn}, {s.code(inner, 80)} failed on {side}{self.detail(check)}"
+            )
+        if kind in PATH_CHECKS:
+            return Md(
+                f"{PATH_CHECKS[kind]} on {side} ({s.code(check.name, 60)}){self.detail(check)}"
+            )
         if kind == "include":
             quote = _around(_output(theirs), arg, s)
             said = f"; {other} said {quote}" if quote else ""
@@ -267,16 +283,27 @@ class Explained:
     why: list[Md]
     diff: Md
     scores: list[ScoreRow] = field(default_factory=list)
+    path: PathView | None = None  # an agent's path, when it changed
+    turns: list[dict[str, Md]] = field(default_factory=list)  # a conversation's turns
 
 
 def explain(
-    case: CaseChange, style: Style, *, checks: int, chars: int, lines: int, diff_chars: int
+    case: CaseChange,
+    style: Style,
+    *,
+    checks: int,
+    chars: int,
+    lines: int,
+    diff_chars: int,
+    steps: int = 12,
 ) -> Explained:
     return Explained(
         case=case,
         why=why(case, style, checks=checks, chars=chars),
         diff=output_diff(case, style, max_lines=lines, max_chars=diff_chars),
         scores=score_rows(case, style, chars),
+        path=path_view(case, style, steps=steps, chars=chars),
+        turns=turn_rows(case, style, chars),
     )
 
 

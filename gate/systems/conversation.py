@@ -25,8 +25,6 @@ from gate.systems.own_agent import OwnCodeSession
 from gate.systems.simulated_user import SimulatedUserModel
 from gate.systems.turns import Session, TurnResult
 
-MAX_STEPS_REASON = "max_steps"
-
 
 def deadline_of(request: SystemRequest) -> float:
     return time.monotonic() + request.timeout_s
@@ -56,7 +54,7 @@ def combined(turns: list[TurnResult]) -> SystemOutput:
     return SystemOutput(
         text=last.text,
         tool_calls=[s.call() for s in last.steps],
-        finish_reason=MAX_STEPS_REASON if last.stopped else last.finish_reason,
+        finish_reason=last.stopped or last.finish_reason,
         usage=_sum_usage(outputs),
         data=final.data,
         cached=bool(outputs) and all(o.cached for o in outputs),

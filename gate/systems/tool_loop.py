@@ -32,6 +32,8 @@ from gate.report.output import Step, SystemOutput, TranscriptMessage
 from gate.systems.turns import TurnResult
 
 ToOutput = Callable[[Reply], SystemOutput]
+MAX_STEPS = "max_steps"  # why a conversation ended early (its `finish_reason`)
+FORBIDDEN = "forbidden_tool"
 
 
 @dataclass
@@ -78,7 +80,9 @@ class ChatSession:
             if not reply.tool_calls:
                 return result
             self._answer_calls(reply, number, result)
-        result.stopped = True
+            if result.stopped:
+                return result
+        result.stopped = MAX_STEPS
         return result
 
     def _ask(self) -> tuple[Reply, SystemOutput]:
@@ -105,7 +109,11 @@ class ChatSession:
             try:
                 value = tool_result(self.agent.tools, call.name, call.arguments)
             except UnansweredCall as exc:
-                raise SystemCallError(f"turn {number}: {exc}") from None
+                if call.name not in self.agent.forbidden:
+                    raise SystemCallError(f"turn {number}: {exc}") from None
+                result.steps.append(Step.of(call, None, number))  # its check fails; no error
+                result.stopped = FORBIDDEN
+                return
             text = result_text(value)
             texts.append(text)
             result.steps.append(Step.of(call, value, number))

@@ -19,7 +19,9 @@ class TurnResult:
     messages: list[TranscriptMessage] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     outputs: list[SystemOutput] = field(default_factory=list)
-    stopped: bool = False  # it reached `max_steps` and still called a tool
+    # why the conversation ends with this turn: `max_steps` (it still called a tool), or
+    # `forbidden_tool` (it called a forbidden tool the case gives no result for)
+    stopped: str | None = None
 
 
 class Session(Protocol):
