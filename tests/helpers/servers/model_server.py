@@ -252,6 +252,7 @@ class ModelServer:
         self.log: list[Logged] = []
         self.in_flight = 0
         self.peak_in_flight = 0
+        self.busy_s = 0.0  # the server's own time: from a request read to its answer written
         self._arrivals: Counter[str] = Counter()
         self._script: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -385,6 +386,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.server_state.counts["connections"] += 1
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._post()
+        finally:
+            with self.server_state._lock:
+                self.server_state.busy_s += time.perf_counter() - started
+
+    def _post(self) -> None:
         state = self.server_state
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
