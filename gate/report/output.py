@@ -183,7 +183,6 @@ class SystemOutput(BaseModel):
     trajectory: list[Step] = Field(
         default_factory=list, description="The tool calls of an agent's path and their results"
     )
-    model_calls: int = Field(1, description="Model calls behind this answer (a tool loop's)")
 
     @property
     def path(self) -> list[Step]:

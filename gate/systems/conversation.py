@@ -63,7 +63,6 @@ def combined(turns: list[TurnResult]) -> SystemOutput:
         latency_ms=round(sum(latencies), 3) if latencies else None,
         messages=[m for t in turns for m in t.messages],
         trajectory=[s for t in turns for s in t.steps],
-        model_calls=len(outputs),
     )
 
 
