@@ -36,6 +36,8 @@ def step_cell(step: Step | None, style: Style, chars: int, *, turns: bool = Fals
         return Md(DASH)
     arguments = style.code(_value(step.arguments), chars)
     result = style.code(_value(step.result), chars)
+    if step.unanswered:
+        result = style.emphasis("no result: a forbidden tool, the conversation ended here")
     turn = f"turn {step.turn}: " if turns else ""
     return Md(f"{turn}{style.strong(style.code(step.name, 60))} {arguments} → {result}")
 
@@ -101,7 +103,8 @@ def _turn_cell(turn: TurnSide | None, style: Style, chars: int) -> Md:
     if turn is None or (turn.answer is None and turn.user is None):
         return Md(f"{DASH} not reached")
     mark = "❌" if turn.failed else "✅"
-    parts = [Md(f"{mark} {style.text(turn.answer or '', chars)}")]
+    said = style.text(turn.answer, chars) if turn.answer else style.emphasis("no answer")
+    parts = [Md(f"{mark} {said}")]
     if turn.tool_calls:
         parts.append(Md(f"{turn.tool_calls} tool call{'s' if turn.tool_calls > 1 else ''}"))
     parts += [style.code(name, 60) for name in turn.failed[:3]]

@@ -71,12 +71,17 @@ class Step(BaseModel):
     result: Any = None
     invalid_arguments: bool = Field(False, description="`arguments` is the raw, unparsed string")
     turn: int = 1
+    unanswered: bool = Field(
+        False, description="a forbidden tool the case gives no result for: the path ended here"
+    )
 
     @model_serializer(mode="wrap")
     def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if not self.invalid_arguments:
             data.pop("invalid_arguments", None)
+        if not self.unanswered:
+            data.pop("unanswered", None)
         return data
 
     @classmethod

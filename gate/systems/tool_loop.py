@@ -111,7 +111,8 @@ class ChatSession:
             except UnansweredCall as exc:
                 if call.name not in self.agent.forbidden:
                     raise SystemCallError(f"turn {number}: {exc}") from None
-                result.steps.append(Step.of(call, None, number))  # its check fails; no error
+                ended = Step.of(call, None, number).model_copy(update={"unanswered": True})
+                result.steps.append(ended)  # its check fails; no error
                 result.stopped = FORBIDDEN
                 return
             text = result_text(value)
