@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 from gate.checks import assertion_types as types
 from gate.checks.base import CheckContext
 from gate.checks.script_results import script_verdict
+from gate.checks.trajectory_assertions import HANDLERS as TRAJECTORY_HANDLERS
+from gate.checks.trajectory_assertions import trajectory_assertion
 from gate.errors import CheckInfraError
 from gate.inputs.promptfoo.assertions import Assertion, AssertionSet
 from gate.report.models import CheckResult, JudgeCall, add_calls
@@ -59,6 +61,9 @@ class AssertionRun:
             return self._python(a)
         if a.type == "llm-rubric":
             return self._rubric(a)
+        if a.type in TRAJECTORY_HANDLERS:  # `not-` as promptfoo applies it to each
+            passed, reason = trajectory_assertion(a, self.output.path)
+            return Graded(passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason)
         holds, reason = self._holds(a)
         passed = holds != a.negated
         return Graded(passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason)

@@ -99,6 +99,11 @@ class AgentCase(BaseModel):
     max_steps: int = DEFAULT_MAX_STEPS
     turns: list[UserTurn] = Field(default_factory=list)
     user: SimulatedUser | None = None
+    user_first: bool = Field(
+        False,
+        description="the simulated user opens the conversation, and the system's prompt "
+        "is its system message (promptfoo's simulated-user provider)",
+    )
     forbidden: tuple[str, ...] = Field(
         (),
         description="`forbidden_tools` of the case and its turns: a call of one with no "

@@ -72,23 +72,42 @@ def converse(
     """Play the case's turns with `session`; `user` plays a simulated user's."""
     agent = request.agent
     assert agent is not None
-    turns = [session.turn(1, None)]
-    scripted = [t.user for t in agent.turns]
-    for number, said in enumerate(scripted, start=2):
+    if agent.user is not None and user is None:
+        raise SystemCallError("a simulated `user` needs gate.yml's `simulated_user`")
+    turns: list[TurnResult] = []
+    if agent.user is not None and agent.user_first:
+        assert user is not None
+        opening = user.next(agent.user, [], request.repeat, deadline_of(request))
+        if opening is None:  # done before it began: nothing was said
+            return SystemOutput(text="", finish_reason="stop")
+        turns.append(session.turn(1, opening))
+    else:
+        turns.append(session.turn(1, None))
+    for number, said in enumerate((t.user for t in agent.turns), start=2):
         if turns[-1].stopped:
             break
         turns.append(session.turn(number, said))
     if agent.user is not None:
-        if user is None:
-            raise SystemCallError("a simulated `user` needs gate.yml's `simulated_user`")
-        deadline = deadline_of(request)
-        while not turns[-1].stopped and len(turns) < agent.user.max_turns:
-            transcript = [m for t in turns for m in t.messages]
-            message = user.next(agent.user, transcript, request.repeat, deadline)
-            if message is None:
-                break
-            turns.append(session.turn(len(turns) + 1, message))
-    return combined(turns)
+        assert user is not None
+        _simulate(session, request, user, turns)
+    output = combined(turns)
+    finish = getattr(session, "finish", None)
+    return finish(output) if finish is not None else output
+
+
+def _simulate(
+    session: Session, request: SystemRequest, user: SimulatedUserModel, turns: list[TurnResult]
+) -> None:
+    """The simulated user's turns, until it is done, a turn stops early or `max_turns`."""
+    agent = request.agent
+    assert agent is not None and agent.user is not None
+    deadline = deadline_of(request)
+    while not turns[-1].stopped and len(turns) < agent.user.max_turns:
+        transcript = [m for t in turns for m in t.messages]
+        message = user.next(agent.user, transcript, request.repeat, deadline)
+        if message is None:
+            break
+        turns.append(session.turn(len(turns) + 1, message))
 
 
 class ConversationSystem:

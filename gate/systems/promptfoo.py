@@ -147,6 +147,19 @@ def promptfoo_output(provider: ProviderSpec, reply: Reply) -> Any:
     return output
 
 
+def promptfoo_conversation(output: SystemOutput) -> SystemOutput:
+    """The output as promptfoo's simulated-user provider returns it: each user message and
+    each answer, `User: ...` and `Assistant: ...`, joined by `---` lines."""
+    said = []
+    for turn in range(1, output.turns + 1):
+        messages = [m for m in output.messages if m.turn == turn]
+        users = [m.content for m in messages if m.role == "user"]
+        answers = [m.content for m in messages if m.role == "assistant"]
+        said += [f"User: {users[-1]}"] if users else []
+        said += [f"Assistant: {answers[-1]}"] if answers else []
+    return output.model_copy(update={"data": {**output.data, "output": "\n---\n".join(said)}})
+
+
 class Pair:
     """The side's own prompt and provider of the suite, read from its checkout `root`."""
 
@@ -204,8 +217,11 @@ class PromptfooChatSystem:
         return output.model_copy(update={"data": data})
 
     def session(self, request: SystemRequest) -> ChatSession:
-        """The case's conversation: the provider's tool loop (`gate.systems.tool_loop`)."""
-        assert request.agent is not None
+        """The case's conversation: the provider's tool loop (`gate.systems.tool_loop`). Under
+        promptfoo's simulated user the rendered prompt is the system message, the simulated
+        user opens, and the output is the conversation as promptfoo writes it."""
+        agent = request.agent
+        assert agent is not None
         rendered, messages = self.pair.messages(request.input)
         model = ChatModel(
             self.client,
@@ -214,8 +230,11 @@ class PromptfooChatSystem:
             self.params,
             lambda reply: self._output(reply, rendered),
         )
+        if agent.user_first:
+            messages = [Message(role="system", content=rendered)]
+            model.finish = promptfoo_conversation
         deadline = time.monotonic() + request.timeout_s
-        return ChatSession(model, request.agent, messages, request.repeat, deadline)
+        return ChatSession(model, agent, messages, request.repeat, deadline)
 
     def call(self, request: SystemRequest) -> SystemOutput:
         deadline = time.monotonic() + request.timeout_s

@@ -39,7 +39,11 @@ def user_messages(spec: SimulatedUser, transcript: list[TranscriptMessage]) -> l
         if m.role in ("user", "assistant") and m.content
     ]
     said = "\n\n".join(lines)
-    ask = f"The conversation so far:\n\n{said}\n\nWrite the user's next message."
+    ask = (
+        f"The conversation so far:\n\n{said}\n\nWrite the user's next message."
+        if lines
+        else "The conversation has not begun: write the user's first message."
+    )
     return [Message(role="system", content=system), Message(role="user", content=ask)]
 
 

@@ -45,6 +45,8 @@ class ChatModel:
     model: str
     params: dict[str, Any]
     to_output: ToOutput  # a reply priced and shaped as the system answers
+    # what the system makes of the whole conversation's answer (promptfoo's output)
+    finish: Callable[[SystemOutput], SystemOutput] | None = None
 
 
 def transcript_of(messages: list[Message], turn: int) -> list[TranscriptMessage]:
@@ -64,7 +66,9 @@ class ChatSession:
     wire: list[Message | WireMessage] = field(default_factory=list)
 
     def turn(self, number: int, user: str | None) -> TurnResult:
-        said = self.opening if user is None else [Message(role="user", content=user)]
+        said = [] if self.wire else list(self.opening)
+        if user is not None:
+            said.append(Message(role="user", content=user))
         self.wire += said
         result = TurnResult(text="", messages=transcript_of(said, number))
         for _ in range(self.agent.max_steps):
@@ -84,6 +88,9 @@ class ChatSession:
                 return result
         result.stopped = MAX_STEPS
         return result
+
+    def finish(self, output: SystemOutput) -> SystemOutput:
+        return self.chat.finish(output) if self.chat.finish is not None else output
 
     def _ask(self) -> tuple[Reply, SystemOutput]:
         chat = self.chat

@@ -32,6 +32,8 @@ from gate.inputs.promptfoo.files import FILE, parse_file, resolve
 from gate.inputs.promptfoo.js import js_regex, js_stringify
 from gate.inputs.promptfoo.nunjucks import promptfoo_environment, unknown_filter
 from gate.inputs.promptfoo.providers import ProviderSpec, parse_provider
+from gate.inputs.promptfoo.trajectory_values import READERS as TRAJECTORY_READERS
+from gate.inputs.promptfoo.trajectory_values import TrajectoryValueError
 from gate.inputs.promptfoo.yaml12 import load_yaml12
 
 TEMPLATE_MARKS = ("{{", "{%", "{#")
@@ -133,6 +135,11 @@ def _checked_value(kind: str, value: Any, raw: dict[str, Any], ctx: AssertionCon
         value = _schema(kind, value, ctx)
     elif kind in ("cost", "latency") and raw.get("threshold") is None:
         raise ctx.error(f"a `{kind}` assertion needs a `threshold`")
+    elif kind in TRAJECTORY_READERS:
+        try:
+            value = TRAJECTORY_READERS[kind](value)
+        except TrajectoryValueError as exc:
+            raise ctx.error(f"`{kind}`: {exc}") from None
     elif kind == "llm-rubric" and isinstance(value, dict | list):
         value = js_stringify(value)
     elif kind == "llm-rubric" and value is not None and not isinstance(value, str):

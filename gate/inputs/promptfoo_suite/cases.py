@@ -159,6 +159,11 @@ def _case(
     metadata: dict[str, Any] = dict(test.get("metadata") or {})
     if isinstance(description, str):
         metadata = {"description": description, **metadata}
+    agent = None
+    if test.get("provider") is not None:  # promptfoo's simulated user (check_test)
+        from gate.inputs.promptfoo_suite.simulated import simulated_agent
+
+        agent = simulated_agent(test["provider"], ctx)
     return Case(
         id=case_id,
         task=raw.file.rsplit("/", 1)[-1].rsplit(".", 1)[0],
@@ -168,6 +173,7 @@ def _case(
         metadata=metadata,
         assertions=assertions,
         input_is_vars=True,
+        agent=agent,
         file=raw.file,
         line=raw.line,
     )

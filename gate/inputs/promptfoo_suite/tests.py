@@ -32,7 +32,7 @@ from gate.inputs.sourcemap import suggest
 TEST_KEYS = {"description", "vars", "providers", "prompts", "assert", "options", "threshold",
              "metadata"}  # fmt: skip
 NOT_RUN = {
-    "provider": "a provider of its own for one test",
+    "provider": "a provider of its own for one test; only `promptfoo:simulated-user` runs",
     "providerOutput": "a fixed output instead of the provider's",
     "assertScoringFunction": "a scoring function (JavaScript or Python run by promptfoo)",
 }
@@ -189,8 +189,19 @@ def default_test(config: PromptfooConfig) -> dict[str, Any]:
     ).data
 
 
+SIMULATED_USER = "promptfoo:simulated-user"
+
+
+def simulated_user_provider(value: Any) -> bool:
+    """A test's `provider` that is promptfoo's simulated user (the gate holds the dialogue)."""
+    provider_id = value.get("id") if isinstance(value, dict) else value
+    return provider_id == SIMULATED_USER
+
+
 def check_test(data: dict[str, Any], where: str) -> None:
     for key in data:
+        if key == "provider" and simulated_user_provider(data[key]):
+            continue
         if key in NOT_RUN:
             raise InputError(f"`{key}` ({NOT_RUN[key]}) is not supported", file=where, key=key)
         if key not in TEST_KEYS:
@@ -225,7 +236,7 @@ def merged(test: dict[str, Any], default: dict[str, Any]) -> dict[str, Any]:
     out["metadata"] = {**(default.get("metadata") or {}), **(test.get("metadata") or {})}
     if test.get("threshold") is None and default.get("threshold") is not None:
         out["threshold"] = default["threshold"]
-    for key in ("prompts", "providers"):
+    for key in ("prompts", "providers", "provider"):
         if test.get(key) is None and default.get(key) is not None:
             out[key] = default[key]
     return out

@@ -29,7 +29,7 @@ server actually saw.
 `SAY n: text` from the system prompt and the user messages, and in user turn n makes the next
 call of turn n's plan that has no result yet, or, when all have one, says turn n's text
 (`$RESULTS` in it: the results of the turn, `; `-joined). As the simulated user (a system
-prompt that says "You play a user") it says its persona's `SAYS:` lines one per turn, then
+prompt that says "You play a user") it says its persona's `SAYS:` lines, each once, then
 `###STOP###`. So a prompt change that drops a PLAN line skips a step, one that adds lines takes
 more, and the run is the same every time (cacheable).
 
@@ -155,12 +155,12 @@ def _step_calls(step: str) -> list[tuple[str, Any]]:
 
 
 def simulated_user(request: ChatRequest) -> str:
-    """The persona's `SAYS:` lines, one per user turn after the first, then the stop marker."""
-    said = [
+    """The persona's `SAYS:` lines, each once, in order, then the stop marker."""
+    lines = [
         line.split("SAYS:", 1)[1].strip() for line in request.system.splitlines() if "SAYS:" in line
     ]
-    turns = max(request.user.count("\nUSER: "), 1)  # the user turns so far
-    return said[turns - 1] if turns - 1 < len(said) else "###STOP###"
+    left = [said for said in lines if f"USER: {said}" not in request.user]
+    return left[0] if left else "###STOP###"
 
 
 def agent_model(request: ChatRequest) -> Answer:
