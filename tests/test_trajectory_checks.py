@@ -222,3 +222,24 @@ def test_the_stand_in_refuses_what_the_apis_refuse() -> None:
         ],
     }
     assert anthropic_violations(unanswered)
+
+
+def test_the_cases_of_docs_agents_md_load() -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    from helpers.cli import REPO
+
+    from gate.inputs.cases import parse_case
+
+    page = (REPO / "docs" / "agents.md").read_text()
+    blocks = [
+        b
+        for b in re.findall(r"```json\n(.*?)```", page, re.DOTALL)
+        if b.startswith('{"id"') and '"input"' in b
+    ]
+    assert len(blocks) == 2
+    for block in blocks:
+        case = parse_case(json.loads(block), file=Path("agents.md"), display="agents.md", line=1)
+        assert case.agent is not None and (case.agent.tools or case.agent.user)
