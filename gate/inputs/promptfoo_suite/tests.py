@@ -32,7 +32,7 @@ from gate.inputs.sourcemap import suggest
 TEST_KEYS = {"description", "vars", "providers", "prompts", "assert", "options", "threshold",
              "metadata"}  # fmt: skip
 NOT_RUN = {
-    "provider": "a provider of its own for one test; only `promptfoo:simulated-user` runs",
+    "provider": "a provider of its own for one test",
     "providerOutput": "a fixed output instead of the provider's",
     "assertScoringFunction": "a scoring function (JavaScript or Python run by promptfoo)",
 }
@@ -203,7 +203,10 @@ def check_test(data: dict[str, Any], where: str) -> None:
         if key == "provider" and simulated_user_provider(data[key]):
             continue
         if key in NOT_RUN:
-            raise InputError(f"`{key}` ({NOT_RUN[key]}) is not supported", file=where, key=key)
+            more = f" (but `{SIMULATED_USER}`)" if key == "provider" else ""
+            raise InputError(
+                f"`{key}` ({NOT_RUN[key]}) is not supported{more}", file=where, key=key
+            )
         if key not in TEST_KEYS:
             raise InputError(f"unknown key{suggest(key, sorted(TEST_KEYS))}", file=where, key=key)
     options = data.get("options") or {}
