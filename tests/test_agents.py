@@ -161,3 +161,20 @@ def test_the_cases_keys_are_checked_where_they_stand(tmp_path: Path, server: Mod
     done = gate("validate", cwd=clone)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "cases/support.jsonl:2" in done.stderr and "tools.lookup_order" in done.stderr
+
+
+def test_repeats_auto_treats_an_agent_case_like_any_other(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    files = project_files("openai", base_url_of(server, "openai"))
+    files["gate.yml"] = files["gate.yml"].replace("threshold: 3\n", "threshold: 3\nrepeats: auto\n")
+    clone = clone_of(tmp_path, files)
+    done = pr(clone, REGRESSIONS["skips the lookup"][0])
+    assert done.returncode == 1, done.stderr
+    head = report_line(clone, "head", "refund-01")
+    assert head["repeats"] >= 1 and head["status"] == "fail"
+    assert all(a["trajectory"][0]["name"] == "issue_refund" for a in head["attempts"]) or (
+        head["trajectory"][0]["name"] == "issue_refund"
+    )
+    assert "The paths part at <strong>step 1</strong>" in github_html(done.stdout)
+    assert server.violations == []

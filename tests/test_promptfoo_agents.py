@@ -186,4 +186,6 @@ def test_the_simulated_user_provider_refuses_what_it_cannot_do(
     config["tests"] = [{"vars": {"instructions": "x"}, "provider": other}]
     p.write("promptfooconfig.yaml", yaml.safe_dump(config))
     done = run_gate("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
-    assert done.code == 2 and "is not supported (but `promptfoo:simulated-user`)" in done.err, done.err
+    assert done.code == 2 and "is not supported (but `promptfoo:simulated-user`)" in done.err, (
+        done.err
+    )

@@ -110,7 +110,10 @@ def turn_evaluation(
     ctx: CheckContext,
 ) -> Evaluation:
     """A scripted turn's own `expect`, judged on that turn's answer (`turnN:` before each
-    name); a turn the conversation never reached fails."""
+    name); a turn the conversation never reached fails. An answer that holds no conversation
+    (a case's `reference`, checked by `gate validate`) has no turns to judge."""
+    if not output.messages:
+        return Evaluation([])
     if number > output.turns:
         ended = ENDINGS.get(output.finish_reason or "", "early")
         detail = f"the conversation ended {ended}, after turn {output.turns}"
