@@ -107,7 +107,7 @@ def test_a_regressing_agent_pr_fails_and_the_comment_shows_both_paths(
 def report_line(clone: Path, side: str, case: str) -> dict:
     import json
 
-    path = clone / "reports" / "support" / f"{side}.jsonl"
+    path = clone / ".eval-gate" / "reports" / "support" / f"{side}.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()[1:]]
     return next(x for x in lines if x["id"] == case)
 

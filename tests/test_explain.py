@@ -219,8 +219,8 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
     # the reports keep the full detail: the comparison's JSON holds the base output too
     compared = run_gate(
         "compare",
-        "reports/support/base.jsonl",
-        "reports/support/head.jsonl",
+        ".eval-gate/reports/support/base.jsonl",
+        ".eval-gate/reports/support/head.jsonl",
         "--format",
         "json",
         cwd=root,
@@ -236,8 +236,8 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
     # the terminal shows the same, readable: diff lines indented, no fences, no HTML
     text = run_gate(
         "compare",
-        "reports/support/base.jsonl",
-        "reports/support/head.jsonl",
+        ".eval-gate/reports/support/base.jsonl",
+        ".eval-gate/reports/support/head.jsonl",
         "--format",
         "text",
         cwd=root,

@@ -121,7 +121,7 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
     assert "support: pass: pass rate 100.0% -> 100.0% (±0.0 points)" in pr.stderr
     # The base is the prompt the first check ran: its answers come from the cache.
     assert server.requests == 3
-    base = json.loads((repo / "reports/support/base.summary.json").read_text())
+    base = json.loads((repo / ".eval-gate/reports/support/base.summary.json").read_text())
     assert base["cache"]["hits"] == 3
 
 
@@ -434,6 +434,9 @@ def test_a_model_config_with_tools_gets_an_agent_example(tmp_path: Path) -> None
         checked = gate(repo, "check", "--base", "main", server=agents)
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert agents.violations == []
-    head = [json.loads(x) for x in (repo / "reports/support/head.jsonl").read_text().splitlines()]
+    head = [
+        json.loads(x)
+        for x in (repo / ".eval-gate/reports/support/head.jsonl").read_text().splitlines()
+    ]
     (ran,) = [x for x in head[1:] if x["id"] == "example-agent"]
     assert [m["turn"] for m in ran["messages"] if m["role"] == "user"] == [1, 2]

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gate.checks.base import JudgeReply, JudgeVerdict
 from gate.errors import CheckInfraError, SystemCallError
 from gate.inputs.config import JudgeConfig
-from gate.inputs.promptfoo.providers import ProviderSpec
 from gate.providers.client import ProviderClient
 from gate.providers.pricing import cost_usd
 from gate.providers.transport import Endpoint
@@ -202,20 +201,6 @@ class ModelJudge:
 
 def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatFormat]:
     return model_endpoint(config, env, "judge")
-
-
-def grader_config(spec: ProviderSpec) -> JudgeConfig:
-    """A promptfoo grading provider (`llm-rubric`'s `provider`) as a judge: promptfoo's
-    endpoint keys and its default `max_tokens` (1024)."""
-    config = spec.config
-    base = f"https://{config['apiHost']}/v1" if config.get("apiHost") else config.get("apiBaseUrl")
-    return JudgeConfig(
-        kind=spec.vendor,
-        model=spec.model,
-        base_url=base,
-        api_key_env=config.get("apiKeyEnvar"),
-        max_tokens=int(config.get("max_tokens", 1024)),
-    )
 
 
 @contextmanager

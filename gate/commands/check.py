@@ -35,7 +35,10 @@ def add_parser(sub: Any) -> None:
         help="branch, tag or commit to compare with (default: origin/HEAD, else main or master)",
     )
     p.add_argument(
-        "--out", default="reports", help="folder for the two reports per suite (default: reports)"
+        "--out",
+        default=".eval-gate/reports",
+        help="folder for the two reports per suite (default: .eval-gate/reports, which the "
+        ".gitignore of `gate init` ignores)",
     )
     p.add_argument("--threshold", type=float, metavar="POINTS", help="override `threshold`")
     p.add_argument(

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from gate.providers.traffic import Traffic
 from gate.report.models import CaseResult
+from gate.report.summary import case_fraction
 
 
 class Progress:
@@ -32,6 +33,8 @@ class Progress:
         self.interval_s = interval_s if interval_s is not None else (0.1 if self.tty else 10.0)
         self.enabled = enabled
         self.counts: Counter[str] = Counter()
+        self.fractions = 0.0  # the passed share of each case's runs, summed
+        self.repeated = False
         self.done = 0
         self.started = time.monotonic()
         self._last = self.started
@@ -41,6 +44,8 @@ class Progress:
         with self._lock:
             self.done += 1
             self.counts[result.status] += 1
+            self.fractions += case_fraction(result)
+            self.repeated |= result.repeats > 1
             now = time.monotonic()
             if self.enabled and now - self._last >= self.interval_s:
                 self._last = now
@@ -52,11 +57,11 @@ class Progress:
         rate = self.done / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.done) / rate if rate > 0 else 0.0
         parts = [f"{self.done}/{self.total} ({pct:.0f}%)"]
-        parts += [
-            f"{k} {self.counts[k]}"
-            for k in ("pass", "fail", "error", "needs_review")
-            if self.counts[k]
-        ]
+        shown: tuple[str, ...] = ("pass", "fail", "error", "needs_review")
+        if self.repeated and self.done:  # the rate the comparison reads, not majority counts
+            parts.append(f"pass rate {100 * self.fractions / self.done:.1f}%")
+            shown = ("error", "needs_review")
+        parts += [f"{k} {self.counts[k]}" for k in shown if self.counts[k]]
         parts += retry_parts(self.traffic)
         parts.append(f"{elapsed:.1f}s")
         if self.done < self.total and rate > 0:
