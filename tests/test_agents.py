@@ -92,7 +92,7 @@ def test_a_regressing_agent_pr_fails_and_the_comment_shows_both_paths(
     assert base["status"] == "pass"
     assert [s["name"] for s in base["trajectory"]] == ["lookup_order", "issue_refund"]
     html = github_html(done.stdout)
-    explained = html[html.index("Base vs head") :]
+    explained = html[html.index("Regressions") :]
     if scenario == "breaks the second turn":  # the same path: the turns show what broke
         assert "<td>Yes, please go ahead.</td>" in explained
         assert "<code>include:refund</code>" in explained
