@@ -231,6 +231,11 @@ class GateConfig(PolicyKeys):
     judge: JudgeConfig | None = Field(
         None, description="The model that scores expect.rubric; in the PR flow the base's"
     )
+    simulated_user: JudgeConfig | None = Field(
+        None,
+        description="The model that plays a case's `user` (persona, goal), shaped as `judge`; "
+        "in the PR flow the base's",
+    )
     prices: dict[str, Price] = Field(
         default_factory=dict,
         description="USD per million tokens per model; in the PR flow the base's price both "

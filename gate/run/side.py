@@ -134,6 +134,7 @@ def system_env(spec: SideSpec, environ: dict[str, str]) -> SystemEnv:
         use_cache=spec.use_cache and spec.cache_dir is not None,
         prices={name: price.model_dump() for name, price in spec.measure.prices.items()},
         concurrency=spec.measure.concurrency,
+        simulated_user=spec.measure.simulated_user,
     )
 
 

@@ -7,9 +7,10 @@ in the same process or, for the flow, as JSON to a runner process of its own
 system's block arrive parsed.
 
 - `Measure` is the instrument: the cases (by id, as the measuring config defines them, with
-  the ones a PR adds marked `added`), the judge, the prices, the sandbox's limits, the
-  per-call timeout and the runs per case; and `checks_root`, the checkout whose code judges.
-  In the PR flow it is the base's for both sides.
+  the ones a PR adds marked `added`), the judge, the simulated user (the model that plays a
+  case's `user`), the prices, the sandbox's limits, the per-call timeout and the runs per
+  case; and `checks_root`, the checkout whose code judges. In the PR flow it is the base's for
+  both sides.
 - `OwnSystem` is what is measured: the side's own `system` block, the team's SDK on the
   sandbox's import path, and where the side's gate.yml lies (its relative paths).
 """
@@ -47,6 +48,7 @@ class Measure(Frozen):
 
     cases: tuple[Case, ...]
     judge: JudgeConfig | None = None
+    simulated_user: JudgeConfig | None = None  # the model that plays a case's `user`
     prices: dict[str, Price] = Field(default_factory=dict)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     timeout_s: float = 120.0
@@ -117,6 +119,7 @@ def measure_of(
     return Measure(
         cases=tuple(cases),
         judge=config.judge,
+        simulated_user=config.simulated_user,
         prices=config.prices,
         sandbox=config.sandbox,
         timeout_s=config.timeout_s,

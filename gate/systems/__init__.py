@@ -29,4 +29,8 @@ def build_system(config: Any, env: SystemEnv) -> System:
     module_name, _, cls_name = FACTORIES[config.kind].partition(":")
     factory = getattr(importlib.import_module(module_name), cls_name)
     system: System = factory(config, env)
-    return system
+    if config.kind == "replay":
+        return system  # it gives the recorded conversation back as it was
+    from gate.systems.conversation import ConversationSystem
+
+    return ConversationSystem(system, env)
