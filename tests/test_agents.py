@@ -178,3 +178,55 @@ def test_repeats_auto_treats_an_agent_case_like_any_other(
     )
     assert "The paths part at <strong>step 1</strong>" in github_html(done.stdout)
     assert server.violations == []
+
+
+def test_a_pr_that_edits_an_agent_case_is_measured_by_the_bases(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """The case's tools, turns and user are the instrument: a PR that changes a tool's result
+    is told so, both sides get the base's result, and the head's own instrument leaves the
+    case out (its conversation would have gone otherwise)."""
+    import json
+
+    clone = clone_of(tmp_path, project_files("openai", base_url_of(server, "openai")))
+    tools = {**REFUND["tools"], "lookup_order": {"returns": {"status": "lost"}}}
+    edited = {**REFUND, "tools": tools, "expect": {**REFUND["expect"], "max_tool_calls": 9}}
+    (clone / "cases" / "support.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in (edited, STATUS))
+    )
+    done = gate("check", cwd=clone)
+    assert done.returncode == 0, done.stderr
+    head = report_line(clone, "head", "refund-01")
+    assert head["trajectory"][0]["result"] == {"status": "delivered", "days_ago": 12}
+    said = " ".join(github_html(done.stdout).split())
+    assert "this PR changes the tools, turns or simulated user of 1 case (refund-01)" in said
+    assert "this PR changes the expectations of 1 case (refund-01)" in said
+    assert "1 case (refund-01) left out" in said
+    assert server.violations == []
+
+
+def test_a_pr_that_changes_the_simulated_user_is_told_so(tmp_path: Path) -> None:
+    """`simulated_user` belongs to the instrument beside `judge`: a PR's change is a note."""
+    URL = "http://127.0.0.1:9/v1"
+    from gate.compare.instrument_findings import SimulatedUserChanged
+    from gate.flow.instrument_diff import SuiteDefinition, config_changes
+    from gate.inputs.config import load_config
+
+    sides = []
+    for name, model in (("base", "user-1"), ("head", "user-2")):
+        root = tmp_path / name
+        (root / "cases").mkdir(parents=True)
+        (root / "cases" / "support.jsonl").write_text("")
+        files = project_files("openai", URL)
+        user = f"simulated_user: {{kind: openai, model: {model}, base_url: {URL}}}\n"
+        (root / "gate.yml").write_text(user + files["gate.yml"])
+        loaded = load_config(root / "gate.yml")
+        sides.append(SuiteDefinition(loaded, loaded.config.suites[0], [], root))
+    found = [f for f in config_changes(*sides) if isinstance(f, SimulatedUserChanged)]
+    assert [(c.key, c.base, c.head) for c in found[0].changes] == [("model", "user-1", "user-2")]
+    from gate.render.reasons import sentence
+
+    assert sentence(found[0]) == (
+        "this PR changes the simulated user (model: user-1 → user-2): the base's plays the user "
+        "on both sides"
+    )

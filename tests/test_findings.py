@@ -249,6 +249,11 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "this PR changes the expectations of 2 cases (a, b): the base's definition judges them",
     ),
     (
+        f.CasesEdited(field="agent", ids=["refund-01"]),
+        "this PR changes the tools, turns or simulated user of 1 case (refund-01): the base's "
+        "definition judges it",
+    ),
+    (
         f.SeveritiesChanged(
             changes=[
                 i.SeverityChange(id="a", base="blocker", head="minor"),
@@ -291,6 +296,11 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         f.JudgeChanged(changes=[i.KeyChange(key="model", base="gpt-4o", head="gpt-4o-mini")]),
         "this PR changes the judge (model: gpt-4o → gpt-4o-mini): the base's judge scores "
         "both sides",
+    ),
+    (
+        f.SimulatedUserChanged(changes=[i.KeyChange(key="model", base="sim-1", head="sim-2")]),
+        "this PR changes the simulated user (model: sim-1 → sim-2): the base's plays the user "
+        "on both sides",
     ),
     (
         f.SandboxLimitsChanged(changes=[i.KeyChange(key="timeout_s", base=5.0, head=60.0)]),

@@ -50,6 +50,7 @@ from gate.compare.instrument_findings import (
     PricesChanged,
     SandboxLimitsChanged,
     SeveritiesChanged,
+    SimulatedUserChanged,
     SuiteRemoved,
     SystemChanged,
     TemplatesChanged,
@@ -335,6 +336,7 @@ Finding = Annotated[
     | WatchNarrowed
     | PricesChanged
     | JudgeChanged
+    | SimulatedUserChanged
     | SandboxLimitsChanged
     | TemplatesChanged
     | CheckCodeChanged

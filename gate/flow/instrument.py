@@ -128,7 +128,8 @@ def _base_instrument(
     rejudge = None
     if changes_judging(changes):
         asked = (base_cases, new, judged)
-        rejudge = _rejudge(head, name, asked, head_root, first_repeats(base.config))
+        same_user = base.config.simulated_user == head.config.simulated_user
+        rejudge = _rejudge(head, name, asked, head_root, first_repeats(base.config), same_user)
     return SuiteInstrument(
         measure=measure,
         head_own=own_of(head, head_suite),
@@ -158,16 +159,24 @@ def _rejudge(
     asked_cases: tuple[list[Case], list[Case], list[Case]],
     head_root: Path,
     repeats: int,
+    same_user: bool = True,
 ) -> Rejudge:
     """The head's cases whose answers both sides gave (of the base's cases, the head's and
-    the added ones asked): the ones the base has with the same input, and the added ones that
-    were asked; measured by the head's instrument, its code judging in the head's checkout."""
+    the added ones asked): the ones the base has with the same input (and, for an agent, the
+    same tools, turns and simulated user: else its conversation would have gone otherwise),
+    and the added ones that were asked; measured by the head's instrument, its code judging
+    in the head's checkout."""
     base_cases, new, judged = asked_cases
     before = {c.id: c for c in base_cases}
     asked = {c.id for c in judged}
-    answered = [
-        c for c in new if (c.id in before and before[c.id].input == c.input) or c.id in asked
-    ]
+
+    def same_conversation(case: Case) -> bool:
+        old = before.get(case.id)
+        if old is None or (old.input, old.agent) != (case.input, case.agent):
+            return False
+        return same_user or not case.simulated
+
+    answered = [c for c in new if same_conversation(c) or c.id in asked]
     left = tuple(c.id for c in new if c not in answered)
     if not answered:
         return Rejudge(None, left, problem="none of the head's cases was answered by both sides")

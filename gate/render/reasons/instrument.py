@@ -25,6 +25,7 @@ from gate.compare.findings import (
     PricesChanged,
     SandboxLimitsChanged,
     SeveritiesChanged,
+    SimulatedUserChanged,
     SuiteRemoved,
     SystemChanged,
     TemplatesChanged,
@@ -39,6 +40,7 @@ CASE_FIELDS = {
     "expect": "changes the expectations of",
     "input": "changes the input of",
     "task": "changes the task of",
+    "agent": "changes the tools, turns or simulated user of",
 }
 
 
@@ -180,6 +182,14 @@ def _(f: PricesChanged) -> str:
 @sentence.register
 def _(f: JudgeChanged) -> str:
     return f"this PR changes the judge ({_changes(f.changes)}): the base's judge scores both sides"
+
+
+@sentence.register
+def _(f: SimulatedUserChanged) -> str:
+    return (
+        f"this PR changes the simulated user ({_changes(f.changes)}): the base's plays the user "
+        "on both sides"
+    )
 
 
 @sentence.register
