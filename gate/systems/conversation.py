@@ -16,14 +16,16 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.errors import SystemCallError
 from gate.report.output import SystemOutput, Usage
 from gate.systems.base import System, SystemEnv, SystemRequest
 from gate.systems.own_agent import OwnCodeSession
-from gate.systems.simulated_user import SimulatedUserModel
 from gate.systems.turns import Session, TurnResult
+
+if TYPE_CHECKING:
+    from gate.systems.simulated_user import SimulatedUserModel
 
 
 def deadline_of(request: SystemRequest) -> float:
@@ -135,6 +137,9 @@ class ConversationSystem:
     def _simulated_user(self, request: SystemRequest) -> SimulatedUserModel | None:
         if request.agent is None or request.agent.user is None:
             return None
+        # imported here: a run with no simulated user needs no provider's client (jinja2, ...)
+        from gate.systems.simulated_user import SimulatedUserModel
+
         with self._lock:
             if self._user is None and self.env.simulated_user is not None:
                 self._user = SimulatedUserModel(self.env.simulated_user, self.env)
