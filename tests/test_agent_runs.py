@@ -101,6 +101,24 @@ def test_a_simulated_user_needs_a_model_named_in_gate_yml(
     assert server.requests == 0
 
 
+def test_the_simulated_users_key_is_checked_before_anything_runs(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """Like the judge's: its API key, missing, is named at gate.yml's `simulated_user` line
+    by gate run and gate validate alike, exit 2, no call made."""
+    p = project(tmp_path, server, "openai", [SIMULATED])
+    config = yaml.safe_load((p.root / "gate.yml").read_text())
+    config["simulated_user"] = {"kind": "openai", "model": "gpt-4o-mini"}
+    p.config(config)
+    env = {"AGENT_KEY": KEY, "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
+    for command in (["run", "--out", "reports"], ["validate"]):
+        done = run_gate(*command, cwd=p.root, env=env)
+        assert done.code == 2 and "Traceback" not in done.err, done.err
+        assert "gate.yml" in done.err and "simulated_user" in done.err, done.err
+        assert "OPENAI_API_KEY" in done.err
+    assert server.requests == 0
+
+
 def test_a_turn_out_of_steps_fails_and_says_where(tmp_path: Path, server: ModelServer) -> None:
     looping = agent_prompt(lookup='PLAN 1: lookup_order {"order_id": "{{ order }}"}\n' * 5)
     p = project(tmp_path, server, "anthropic", [{**REFUND, "max_steps": 3}])
