@@ -116,7 +116,10 @@ def handle(args: argparse.Namespace) -> int:
             cache_dir=Path(args.cache_dir) if args.cache_dir else None,
             answers=Path(args.answers) if args.answers else None,
         )
-        if request.append:  # the rounds of repeats: auto: more runs of some cases
+        summary = _framework_side(request)  # an inspect or pytest suite (gate.frameworks)
+        if summary is not None:
+            pass
+        elif request.append:  # the rounds of repeats: auto: more runs of some cases
             from gate.run.extend import extend_side
 
             summary = extend_side(request)
@@ -125,6 +128,12 @@ def handle(args: argparse.Namespace) -> int:
         print(describe(summary, Path(args.out) / f"{label}.jsonl"), file=sys.stderr)
         code = max(code, exit_code(summary))
     return code
+
+
+def _framework_side(request: RunRequest) -> Summary | None:
+    from gate.run.framework_side import run_request
+
+    return run_request(request)
 
 
 def exit_code(summary: Summary) -> int:
