@@ -58,3 +58,10 @@ _.yaml_implicit_resolvers
 # two-sided test's p-value of the statistics; the standard error the rounds aimed at).
 _.decision_p_value
 _.se_target_points
+
+# The gate's pytest plugin (gate/frameworks/pytest_runner.py): hooks pytest calls by name, and
+# the attribute pytest keeps each run's captured output in.
+pytest_collectreport
+pytest_collection_modifyitems
+pytest_runtest_protocol
+_report_sections

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from gate.compare.findings import BaseUnreadable, Finding
 from gate.errors import InputError
+from gate.flow.framework_changes import framework_findings
 from gate.flow.instrument_diff import Side, changes_judging, instrument_changes
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.inputs.cases import Case, resolve_case_paths
-from gate.inputs.config import GateConfig, LoadedConfig, load_config
+from gate.inputs.config import GateConfig, LoadedConfig, SuiteConfig, load_config
 from gate.run.side import added_cases, first_repeats, read_suite_cases, suite_cases
 
 
@@ -86,7 +87,7 @@ def suite_instrument(plan: FlowPlan, suite: SuitePlan, base_root: Path) -> Suite
     try:
         base = load_config(measuring)
         base_suite = base.config.suite(suite.name)
-        base_cases = suite_cases(base, base_suite)
+        base_cases = [] if base_suite.framework else suite_cases(base, base_suite)
     except InputError as exc:
         return SuiteInstrument(
             measuring=measuring,
@@ -94,6 +95,8 @@ def suite_instrument(plan: FlowPlan, suite: SuitePlan, base_root: Path) -> Suite
             checks_root=base_root,
             problem=BaseUnreadable(problem=str(exc)),
         )
+    if base_suite.framework is not None:  # an inspect or pytest suite: no case files
+        return _framework_instrument(base, base_suite, head, base_root, head_root, measuring)
     new = head_cases(head, suite.name)
     known = {c.id for c in base_cases}
     judged, unjudged = added_cases([c for c in new if c.id not in known], base_root, base)
@@ -110,6 +113,32 @@ def suite_instrument(plan: FlowPlan, suite: SuitePlan, base_root: Path) -> Suite
         adds_cases=bool(judged),
         changes=tuple(changes),
         rejudge=_rejudge(base, base_cases, new, judged) if changes_judging(changes) else None,
+    )
+
+
+def _framework_instrument(
+    base: LoadedConfig,
+    base_suite: SuiteConfig,
+    head: LoadedConfig,
+    base_root: Path,
+    head_root: Path,
+    measuring: Path,
+) -> SuiteInstrument:
+    """An inspect or pytest suite: the base's instrument files measure both sides (`gate run`
+    lays them over each side's checkout); what the PR changes in them and in gate.yml is
+    listed. The head's own instrument is not asked (its answers cannot be judged again)."""
+    own = next((s for s in head.config.suites if s.name == base_suite.name), None)
+    sides = Side(base, base_suite, [], base_root), Side(head, own or base_suite, [], head_root)
+    changes = [
+        *instrument_changes(*sides),
+        *framework_findings(base_root, head_root, base_suite, own),
+    ]
+    return SuiteInstrument(
+        measuring=measuring,
+        config=base.config,
+        checks_root=base_root,
+        head_own=head.path,
+        changes=tuple(changes),
     )
 
 

@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 FRAMEWORKS = ("inspect", "pytest")
-FRAMEWORK_KEYS = {"name", "watch", "instrument", *FRAMEWORKS}
 DEFAULT_TIMEOUT_S = 3600.0
 
 
