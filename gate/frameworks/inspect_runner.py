@@ -41,7 +41,8 @@ def sample_ids(task: Any) -> list[str]:
     """The samples' explicit ids, in dataset order; refused without them (positional ids
     would pair the wrong samples once the dataset is reordered) or with one twice."""
     dataset = task.dataset
-    where = f"task {task.name!r}, dataset {dataset.name or dataset.location or '(unnamed)'!r}"
+    named = f"{dataset.name!r} ({dataset.location})" if dataset.location else repr(dataset.name)
+    where = f"task {task.name!r}, dataset {named}"
     samples = list(dataset)
     missing = [n for n, sample in enumerate(samples, 1) if sample.id is None]
     if missing:

@@ -122,7 +122,7 @@ class GatePlugin:
         for k in range(self.repeats):
             item._report_sections = []  # each run's own captured output
             last = k == self.repeats - 1
-            reports = runtestprotocol(item, log=True, nextitem=nextitem if last else item)
+            reports = runtestprotocol(item, log=True, nextitem=nextitem if last else item.parent)
             self.results.setdefault(item.nodeid, []).append(outcome(reports))
         item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
         return True

@@ -100,10 +100,13 @@ def run_framework_side(request: RunRequest) -> Summary:
     ids = wanted_ids(request.cases_from) if request.cases_from is not None else None
     started = time.perf_counter()
     with overlay(request.root, request.judging_root, list(suite.globs)) as run_dir:
-        done = run(
-            suite, run_dir, ids, _repeats(request, suite), request.environ,
-            shard=request.shard, config_root=request.judging_root,
-        )  # fmt: skip
+        try:
+            done = run(
+                suite, run_dir, ids, _repeats(request, suite), request.environ,
+                shard=request.shard, config_root=request.judging_root,
+            )  # fmt: skip
+        except InputError as exc:  # the task's: named at the suite's key in gate.yml
+            raise _at_key(request, exc) from None
     if not done.cases:
         raise InputError(
             f"suite {suite.name!r} has no cases: {suite.framework} found none", key="suites"
@@ -120,6 +123,13 @@ def run_framework_side(request: RunRequest) -> Summary:
     duration = time.perf_counter() - started
     summaries = [writer.close(meta, duration, {}) for writer in writers]
     return summaries[0]
+
+
+def _at_key(request: RunRequest, exc: InputError) -> InputError:
+    if exc.file is not None or exc.key is None:
+        return exc
+    line = request.loaded.suite_line(str(request.suite), *exc.key.split("."))
+    return InputError(exc.message, file=request.loaded.path, line=line, key=exc.key)
 
 
 def _aggregated(cases: list[Case], done: FrameworkRun) -> list[CaseResult]:
