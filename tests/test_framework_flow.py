@@ -95,7 +95,9 @@ def test_a_prompt_regression_fails_the_pytest_suite_by_test_id(tests_project: Au
 
 
 def test_a_pr_that_changes_nothing_that_measures_passes(tests_project: Author) -> None:
-    tests_project.write({"prompts/support.md": "# reworded\n" + drop("nothing")["prompts/support.md"]})
+    tests_project.write(
+        {"prompts/support.md": "# reworded\n" + drop("nothing")["prompts/support.md"]}
+    )
     outcomes = check(tests_project)
     unit = suite(outcomes, "unit-evals")
     assert unit.comparison.verdict == "pass" and exit_code(outcomes) == 0
@@ -147,7 +149,12 @@ def test_repeats_run_each_test_again_into_the_same_statistics(tmp_path: Path) ->
         "    n = next(_count)\n    return _answer(question) if n % 2 or 'fees' not in question else 'no'\n"
     )  # fmt: skip
     project = make_project(tmp_path / "repo", {**files(inspect=False, repeats=4)})
-    project.write({"app/bot.py": flaky_bot, "prompts/support.md": "# again\n" + drop("x")["prompts/support.md"]})
+    project.write(
+        {
+            "app/bot.py": flaky_bot,
+            "prompts/support.md": "# again\n" + drop("x")["prompts/support.md"],
+        }
+    )
     unit = suite(check(project), "unit-evals")
     fees = unit.comparison.cases[FEES_TEST]
     assert fees.base is not None and fees.head is not None
@@ -170,9 +177,13 @@ def test_repeats_auto_asks_for_more_runs_of_the_undecided_tests(tmp_path: Path) 
 
 
 def test_gate_run_refuses_a_pytest_option_that_is_the_gates(tmp_path: Path) -> None:
-    (tmp_path / "gate.yml").write_text("suites:\n  - name: t\n    pytest: {args: [tests, -p, xdist]}\n")
+    (tmp_path / "gate.yml").write_text(
+        "suites:\n  - name: t\n    pytest: {args: [tests, -p, xdist]}\n"
+    )
     done = run_gate("run", "-c", str(tmp_path / "gate.yml"), cwd=tmp_path)
-    assert done.code == 2 and "'-p' is the gate's to set" in done.err and "Traceback" not in done.err
+    assert (
+        done.code == 2 and "'-p' is the gate's to set" in done.err and "Traceback" not in done.err
+    )
 
 
 # --- inspect_ai -----------------------------------------------------------------------------
@@ -194,7 +205,9 @@ def test_a_prompt_regression_fails_the_inspect_suite_by_sample_id(
     assert c.verdict == "fail" and c.regressions == ["faq-fees"] and exit_code(outcomes) == 1
     shown = visible(task.markdown)
     assert "<code>faq\\-fees</code>" in shown and "score:says\\_target" in shown
-    assert "- [echo] We can help with fees." in shown and "+ [echo] We can help with nothing." in shown  # the model's answers
+    assert (
+        "- [echo] We can help with fees." in shown and "+ [echo] We can help with nothing." in shown
+    )  # the model's answers
 
 
 @needs_inspect
@@ -231,7 +244,9 @@ def test_samples_without_ids_are_refused_naming_the_task_and_dataset(
     project = make_project(tmp_path / "repo", files())
     project.write({"evals/samples.jsonl": samples(WORDS, with_ids=False)})
     env = environ(project.path, model)
-    done = run_gate("run", "-c", "gate.yml", "--suite", "support-inspect", cwd=project.path, env=env)
+    done = run_gate(
+        "run", "-c", "gate.yml", "--suite", "support-inspect", cwd=project.path, env=env
+    )
     assert done.code == 2, done.err
     assert "gate.yml:" in done.err and "key `inspect.task`" in done.err
     assert "task 'support', dataset 'samples'" in done.err and "samples.jsonl" in done.err
