@@ -41,7 +41,7 @@ def _request(
         "model_args": settings.model_args,
         "epochs": repeats,
         "ids": list(ids) if ids is not None else None,
-        "max_samples": concurrency,
+        "max_samples": None,
     }
 
 
