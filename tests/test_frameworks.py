@@ -14,7 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gate.errors import InputError
-from gate.frameworks import inspect_runner, instrument_changes, pytest_runner
+from gate.frameworks import (
+    FrameworkSuite,
+    inspect_runner,
+    instrument_changes,
+    list_cases,
+    pytest_runner,
+)
 from gate.frameworks.instrument import default_globs, pytest_config
 from gate.frameworks.overlay import build_overlay
 from gate.frameworks.scores import Unscorable, passes, score_checks
@@ -241,3 +247,50 @@ def test_the_tests_run_confined_and_cannot_forge_their_result(tmp_path: Path) ->
     assert (tmp_path / "tests/test_probe.py").read_text() == PROBE
     if os.geteuid() == 0:  # as root: the system's own uid, which cannot rewrite the tests
         assert probe["uid"] != 0 and probe["rewrote_test"] is False
+
+
+SUITE = """
+import pytest
+
+
+@pytest.mark.parametrize("n", range(12))
+def test_number(n):
+    assert n % 5
+"""
+
+
+def test_shards_split_the_tests_and_list_cases_names_them_all(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {"tests/test_n.py": SUITE, "gate.yml": "suites:\n  - {name: u, pytest: {args: [tests]}}\n"},
+    )
+    env = {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    ids: list[set[str]] = []
+    for shard in ("1/2", "2/2"):
+        label = f"shard{shard[0]}"
+        done = run_gate(
+            "run",
+            "-c",
+            "gate.yml",
+            "--shard",
+            shard,
+            "--label",
+            label,
+            "--out",
+            "r",
+            cwd=tmp_path,
+            env=env,
+        )
+        assert done.code == 0, done.err
+        lines = (tmp_path / "r" / f"{label}.jsonl").read_text().splitlines()[1:]
+        ids.append({json.loads(line)["id"] for line in lines})
+    every = {f"tests/test_n.py::test_number[{n}]" for n in range(12)}
+    assert ids[0] | ids[1] == every and not ids[0] & ids[1] and ids[0] and ids[1]
+    suite = FrameworkSuite.of(
+        read_config((tmp_path / "gate.yml").read_text(), tmp_path / "gate.yml").config.suites[0],
+        None,
+        1,
+    )
+    listed = list_cases(suite, tmp_path, dict(os.environ))
+    assert [c.id for c in listed] == [f"tests/test_n.py::test_number[{n}]" for n in range(12)]
+    assert listed[0].file == "tests/test_n.py" and listed[0].task == "test_n"

@@ -29,7 +29,13 @@ def shard_of(case_id: str, total: int) -> int:
 
 
 def load_task(request: dict[str, Any]) -> Any:
-    from inspect_ai._eval.loader import load_tasks
+    try:
+        from inspect_ai._eval.loader import load_tasks
+    except ImportError as exc:
+        raise Refused(
+            f"inspect_ai cannot be imported by the gate's Python ({exc}): install it beside the "
+            "gate (pip install 'eval-gate[inspect]')"
+        ) from None
 
     tasks = load_tasks([request["task"]], request.get("task_args") or {})
     if len(tasks) != 1:
