@@ -37,9 +37,9 @@ from helpers.promptfoo_suites import SUITES, say_model, write_suite  # noqa: E40
 from helpers.servers.model_server import ModelServer  # noqa: E402
 
 from gate.inputs.config import load_config  # noqa: E402
-from gate.inputs.promptfoo.files import DiskFiles  # noqa: E402
-from gate.inputs.promptfoo_suite.cases import promptfoo_cases  # noqa: E402
-from gate.inputs.promptfoo_suite.config import read_promptfoo  # noqa: E402
+from gate.promptfoo.inputs.cases import promptfoo_cases  # noqa: E402
+from gate.promptfoo.inputs.config import read_promptfoo  # noqa: E402
+from gate.promptfoo.inputs.files import DiskFiles  # noqa: E402
 
 CANDIDATES = (
     Path("/work/tools/promptfoo/node_modules/.bin/promptfoo"),

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from gate.errors import InputError
 from gate.inputs.cases import load_cases
-from gate.inputs.csv_cases import read_rows
+from gate.promptfoo.inputs.csv_tests import read_rows
 
 
 def load(tmp_path: Path, text: str, name: str = "faq.csv") -> list:

@@ -121,3 +121,76 @@ def test_every_file_the_config_reads_is_watched(
     done = check(repo, server)
     assert done.returncode == 0, done.stdout + done.stderr
     assert ("verdict: skipped" in done.stderr) is not runs, done.stderr
+
+
+DOCUMENTED = {
+    "gate.yml": "suites:\n  - name: support\n    promptfoo: evals/promptfooconfig.yaml\n",
+    "evals/promptfooconfig.yaml": """
+        description: the support bot, as promptfoo's documentation writes a config
+        prompts: [file://prompts/reply.txt]
+        providers: [{id: openai:chat:gpt-4o-mini, label: main}]
+        evaluateOptions: {maxConcurrency: 4}
+        defaultTest:
+          assert:
+            - $ref: "#/assertionTemplates/noApology"
+        assertionTemplates:
+          noApology: {type: not-icontains, value: sorry}
+          greets: {type: starts-with, value: Hello, metric: tone}
+        tests:
+          - description: greets by name
+            vars: {name: Ann, topic: refunds, answer: five days}
+            assert:
+              - $ref: "#/assertionTemplates/greets"
+          - file://tests/*.csv
+        scenarios:
+          - file://scenarios/*.yaml
+        """,
+    "evals/prompts/reply.txt": "SAY: Hello {{ name }}! About {{ topic }}: {{ answer }}\n",
+    "evals/tests/basics.csv": (
+        "name,topic,answer,__expected,__metric\n"
+        "Bo,refunds,we refund in 5 days,icontains: refund,facts\n"
+        "Cy,parcels,parcels ship daily,icontains: ship,facts\n"
+    ),
+    "evals/scenarios/teams.yaml": """
+        description: every team's greeting
+        config:
+          - vars: {topic: billing}
+          - vars: {topic: shipping}
+        tests:
+          - description: the first word greets
+            vars: {name: Di, answer: ok}
+            assert:
+              - {type: equals, value: Hello, transform: "file://transforms.py:first_word", metric: tone}
+        """,
+    "evals/transforms.py": "def first_word(output, context):\n    return output.split()[0]\n",
+}
+
+
+def test_a_config_as_promptfoos_documentation_writes_it_gates_a_pr(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """assertionTemplates with $ref, CSV tests from a glob, scenarios from files and a
+    transform in Python: the PR that drops the greeting fails, naming each broken case."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    for name, text in DOCUMENTED.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "pr")
+    change(root, "evals/prompts/reply.txt", "SAY: {{ name }}! About {{ topic }}: {{ answer }}\n")
+    done = check(root, server)
+    assert done.returncode == 1, done.stdout + done.stderr
+    comment = done.stdout
+    assert "❌ **Eval Gate: fail** (support)" in comment
+    assert "pass rate 100.0% → 40.0%" in done.stdout  # 5 cases: 2 CSV rows still pass
+    assert "<code>greets by name</code>" in comment
+    broken = [line for line in comment.splitlines() if line.startswith("| <code>the first word")]
+    assert len(broken) == 2 and all("| teams | major |" in line for line in broken)  # each entry
+    assert "transform" not in comment  # the transformed answer failed, not the gate
+    assert "| tone | 3 | 100.0% | 0.0% | −100.0 |" in comment
+    assert "| facts | 2 | 100.0% | 100.0% | ±0.0 |" in comment

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from gate.errors import InputError
 from gate.inputs.config import load_config
-from gate.inputs.promptfoo.files import DiskFiles
-from gate.inputs.promptfoo.yaml12 import load_yaml12
-from gate.inputs.promptfoo_suite.cases import case_ids, promptfoo_cases, vars_id
-from gate.inputs.promptfoo_suite.config import read_promptfoo
+from gate.promptfoo.inputs.cases import case_ids, promptfoo_cases, vars_id
+from gate.promptfoo.inputs.config import read_promptfoo
+from gate.promptfoo.inputs.files import DiskFiles
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -325,7 +325,7 @@ def test_metadata_makes_a_case_blocking_or_held_out(tmp_path: Path) -> None:
 
 
 def test_what_a_config_reads_is_watched_and_held_out_tests_hide_its_diff(tmp_path: Path) -> None:
-    from gate.inputs.promptfoo_suite.suites import referenced_files
+    from gate.promptfoo.inputs.suites import referenced_files
 
     write(tmp_path, {
         "evals/promptfooconfig.yaml": """
@@ -348,3 +348,202 @@ def test_what_a_config_reads_is_watched_and_held_out_tests_hide_its_diff(tmp_pat
     ]  # fmt: skip
     (tmp_path / "evals/promptfooconfig.yaml").write_text("prompts: [\n")
     assert referenced_files(tmp_path / "evals/promptfooconfig.yaml", tmp_path) == (["**"], [])
+
+
+# --- the documented keys: scenarios, assertionTemplates, metadata, options, transforms -------
+
+
+SCENARIO_CONFIG = """
+    prompts: ["{{ greeting }} {{ input }}"]
+    providers: [openai:gpt-4o-mini]
+    defaultTest:
+      description: every greeting
+      vars: {greeting: Hi, tone: plain}
+      metadata: {team: web}
+      assert: [{type: not-contains, value: error}]
+    tests:
+      - vars: {input: first}
+    scenarios:
+      - config:
+          - vars: {greeting: Hola}
+            metadata: {team: es}
+            assert: [{type: contains, value: Hola}]
+          - $values: file://entries/*.yaml
+        tests:
+          - description: Greets the world
+            vars: {input: world}
+            metadata: {severity: blocker}
+            assert: [{type: contains, value: world}]
+      - file://more/scenario.yaml
+    """
+
+
+def test_scenarios_are_promptfoos_config_entries_times_tests(tmp_path: Path) -> None:
+    cases = cases_of(
+        tmp_path,
+        SCENARIO_CONFIG,
+        entries__a_dot_yaml="- vars: {greeting: Bonjour}\n- vars: {greeting: Hallo}\n",
+        more__scenario_dot_yaml=(
+            "config:\n  - vars: {greeting: Ciao}\n"
+            "tests:\n  - file://rows.csv\n  - vars: {input: all}\n"
+        ),
+        rows_dot_csv="input,__expected\nfriend,icontains: ciao\n",
+    )
+    first, hola, bonjour, hallo, ciao_row, ciao_all = cases
+    assert first.metadata == {"team": "web"}  # the config's own test comes first
+    assert [c.input["greeting"] for c in cases] == [
+        "Hi",
+        "Hola",
+        "Bonjour",
+        "Hallo",
+        "Ciao",
+        "Ciao",
+    ]
+    assert hola.input == {"greeting": "Hola", "tone": "plain", "input": "world"}
+    assert hola.metadata == {"description": "Greets the world", "team": "es", "severity": "blocker"}
+    assert hola.severity == "blocker" and bonjour.metadata["team"] == "web"
+    labels = [a.label for a in hola.assertions.assertions]  # defaultTest's, the entry's, the test's
+    assert labels == ["not-contains:error", "contains:Hola", "contains:world"]
+    assert [a.label for a in bonjour.assertions.assertions] == [
+        "not-contains:error", "contains:world"
+    ]  # fmt: skip
+    shared = {hola.id, bonjour.id, hallo.id}  # one description, three entries: a hash each
+    assert len(shared) == 3 and all(i.startswith("Greets the world [") for i in shared)
+    assert (hola.file, hola.line) == ("promptfooconfig.yaml", 17)
+    assert (ciao_row.file, ciao_row.line, ciao_row.task) == ("rows.csv", 2, "rows")
+    assert [a.label for a in ciao_row.assertions.assertions] == [
+        "not-contains:error", "icontains:ciao"
+    ]  # fmt: skip
+    assert ciao_all.metadata["description"] == "every greeting"  # defaultTest's, in a scenario
+    assert "description" not in first.metadata  # ... but not in an ordinary test, as promptfoo
+
+
+def test_a_scenario_without_tests_runs_its_config_entries(tmp_path: Path) -> None:
+    cases = cases_of(tmp_path, """
+        prompts: ["{{ q }}"]
+        providers: [openai:gpt-4o-mini]
+        scenarios:
+          - config:
+              - vars: {q: a}
+                assert: [{type: equals, value: a}]
+              - vars: {q: b}
+        """)  # fmt: skip
+    assert [(c.input, len(c.assertions.assertions)) for c in cases] == [
+        ({"q": "a"}, 1),
+        ({"q": "b"}, 0),
+    ]
+
+
+def test_assertion_templates_and_keys_beside_a_ref(tmp_path: Path) -> None:
+    (case,) = cases_of(tmp_path, """
+        prompts: ["{{ q }}"]
+        providers: [openai:gpt-4o-mini]
+        tests:
+          - vars: {q: x}
+            assert:
+              - $ref: "#/assertionTemplates/polite"
+              - {$ref: "#/assertionTemplates/polite", weight: 2, value: thanks}
+        assertionTemplates:
+          polite: {type: icontains, value: please, metric: tone}
+        """)  # fmt: skip
+    first, second = case.assertions.assertions
+    assert (first.value, first.weight, first.metric) == ("please", 1.0, "tone")
+    assert (second.value, second.weight, second.metric) == ("thanks", 2.0, "tone")
+
+
+def test_top_level_metadata_is_every_tests_unless_default_test_has_its_own(tmp_path: Path) -> None:
+    config = """
+        prompts: ["{{ q }}"]
+        providers: [openai:gpt-4o-mini]
+        metadata: {severity: blocker, owner: web}
+        tests: [{vars: {q: x}, metadata: {owner: api}}]
+        """
+    (case,) = cases_of(tmp_path, config)
+    assert (case.severity, case.metadata) == ("blocker", {"severity": "blocker", "owner": "api"})
+    (case,) = cases_of(tmp_path, config + "defaultTest: {metadata: {tier: 1}}\n")
+    assert (case.severity, case.metadata) == ("major", {"tier": 1, "owner": "api"})
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["description: d", "tags: {env: ci}", "outputPath: out.json", "sharing: false",
+     "writeLatestResults: false", "derivedMetrics: [{name: f1, value: 'a*b'}]",
+     "tracing: {enabled: false}", "$schema: https://promptfoo.dev/config-schema.json",
+     "evaluateOptions: {maxConcurrency: 2, delay: 10, cache: false, timeoutMs: 5000, repeat: 1}",
+     "commandLineOptions: {maxConcurrency: 4, cache: false, share: false, envPath: .env}",
+     "definitions: {a: 1}"],
+)  # fmt: skip
+def test_keys_that_shape_only_promptfoos_output_are_accepted(tmp_path: Path, key: str) -> None:
+    config = f"prompts: ['{{{{ q }}}}']\nproviders: [openai:gpt-4o-mini]\n{key}\ntests: [{{vars: {{q: x}}}}]\n"
+    assert [c.input for c in cases_of(tmp_path, config)] == [{"q": "x"}]
+
+
+def test_every_key_of_promptfoos_schema_is_honoured_accepted_or_refused() -> None:
+    from gate.promptfoo.inputs import keys
+
+    schema = {
+        "tags", "description", "providers", "prompts", "tests", "scenarios", "defaultTest",
+        "outputPath", "sharing", "nunjucksFilters", "env", "derivedMetrics", "extensions",
+        "metadata", "redteam", "writeLatestResults", "tracing", "evaluateOptions",
+        "commandLineOptions", "targets",
+    }  # promptfoo's config-schema.json, its top-level properties  # fmt: skip
+    placed = [keys.HONOURED, keys.REFERENCED, keys.NO_EFFECT, keys.OPTION_KEYS, keys.REFUSED]
+    assert all(sum(key in group for group in placed) == 1 for key in schema)
+    assert "assertionTemplates" in keys.REFERENCED
+
+
+def test_transforms_are_python_functions_of_the_checkout(tmp_path: Path) -> None:
+    (case,) = cases_of(tmp_path, """
+        prompts: ["{{ q }}"]
+        providers: [openai:gpt-4o-mini]
+        defaultTest:
+          options: {transform: file://lib/clean.py}
+        tests:
+          - vars: {q: x}
+            assert:
+              - {type: equals, value: x, transform: "file://lib/clean.py:first"}
+              - {type: contains, value: x}
+        """)  # fmt: skip
+    assert case.assertions.transform == "lib.clean:get_transform"
+    assert case.assertions.assertions[0].transform == "lib.clean:first"
+    assert case.python_targets == ["lib.clean:get_transform", "lib.clean:first"]
+    assert case.assertions.offline().assertions == ()  # every output goes through the sandbox
+
+
+def test_scenario_files_and_transforms_are_watched(tmp_path: Path) -> None:
+    from gate.promptfoo.inputs.suites import referenced_files
+
+    write(tmp_path, {
+        "promptfooconfig.yaml": """
+            prompts: ["{{ q }}"]
+            providers: [openai:gpt-4o-mini]
+            scenarios: [file://scenarios/*.yaml]
+            """,
+        "scenarios/a.yaml": """
+            config: [{$values: file://entries.yaml}]
+            tests: [{vars: {q: x}, assert: [{type: equals, value: x, transform: file://t.py}]}]
+            """,
+        "entries.yaml": "- vars: {z: 1}\n",
+    })  # fmt: skip
+    _, cases = referenced_files(tmp_path / "promptfooconfig.yaml", tmp_path)
+    assert cases == ["scenarios/*.yaml", "scenarios/a.yaml", "entries.yaml", "t.py"]
+
+
+def test_vars_files_as_the_guide_writes_them_and_a_csv_input_column(tmp_path: Path) -> None:
+    cases = cases_of(
+        tmp_path,
+        """
+        prompts: ["{{ language }}: {{ input }}"]
+        providers: [openai:gpt-4o-mini]
+        tests:
+          - vars: file://vars/*.yaml
+          - file://tests.csv
+        """,
+        vars__a_dot_yaml="language: French\n",
+        vars__b_dot_yaml="input: Hello world\n",
+        tests_dot_csv='input,language\n"What is 2+2?",English\n',
+    )
+    assert [c.input for c in cases] == [
+        {"language": "French", "input": "Hello world"},  # promptfoo 0.121 loads nothing here
+        {"input": "What is 2+2?", "language": "English"},  # `input` is a variable in promptfoo
+    ]  # fmt: skip

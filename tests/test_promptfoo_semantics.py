@@ -9,23 +9,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gate.checks.assertion_types import extract_json_objects, output_string, output_value
-from gate.checks.assertions import run_assertions
 from gate.checks.base import CheckContext
-from gate.checks.grading import read_grade, rendered_prompt
-from gate.checks.script_results import script_verdict
 from gate.inputs.cases import Case
-from gate.inputs.promptfoo.assertion_values import parse_assertions
-from gate.inputs.promptfoo.assertions import (
+from gate.promptfoo.checks.assertion_types import extract_json_objects, output_string, output_value
+from gate.promptfoo.checks.assertions import run_assertions
+from gate.promptfoo.checks.grading import read_grade, rendered_prompt
+from gate.promptfoo.checks.script_results import script_verdict
+from gate.promptfoo.inputs.assertion_values import parse_assertions
+from gate.promptfoo.inputs.assertions import (
     AssertionContext,
     AssertionSet,
     from_string,
     split_values,
 )
-from gate.inputs.promptfoo.chat import ChatPromptError, anthropic_messages, openai_messages
-from gate.inputs.promptfoo.js import js_number, js_regex, js_string, js_stringify
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment
-from gate.providers.promptfoo_prompts import PromptfooPrompt
+from gate.promptfoo.inputs.chat import ChatPromptError, anthropic_messages, openai_messages
+from gate.promptfoo.inputs.js import js_number, js_regex, js_string, js_stringify
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment
+from gate.promptfoo.systems.prompts import PromptfooPrompt
 from gate.report.output import SystemOutput, ToolCall
 from gate.run.runner import status_of
 

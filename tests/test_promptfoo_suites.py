@@ -1,8 +1,8 @@
 """promptfoo configs, written in promptfoo's documented syntax, run by `gate run` against the
-real model server: each assertion type on passing and failing answers, defaultTest, `$ref`,
-env, vars and tests from files (YAML, CSV, JSONL, JSON, globs), the prompt × provider
-matrix and its filters, YAML read as promptfoo reads it, tool calls on both vendors, and
-llm-rubric through the judge. Each test says what it should come to (`metadata.expect`); the
+real model server: each assertion type on passing and failing answers, defaultTest, `$ref`
+and `assertionTemplates`, env, vars and tests from files (YAML, CSV, JSONL, JSON, globs),
+scenarios, Python transforms, the prompt × provider matrix and its filters, YAML read as
+promptfoo reads it, tool calls on both vendors, and llm-rubric through the judge. Each test says what it should come to (`metadata.expect`); the
 same configs are the parity benchmark's (benchmarks/promptfoo_parity.py)."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Deterministic checks (text, tool calls, then code) run first; the team's own Pyt
 run only when they all hold, and the judge only when those hold too: a failed deterministic
 check is never overridden (not even by a Python check that errs, which would make the case an
 `error` instead of a `fail`). A case's promptfoo assertions (`case.assertions`) run as
-promptfoo runs them, every one, scored (`gate.checks.assertions`).
+promptfoo runs them, every one, scored (`gate.promptfoo.checks`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gate.checks.assertions import run_assertions
 from gate.checks.base import Check, CheckContext
 from gate.checks.code import CodeChecks
 from gate.checks.python import PythonCheck
@@ -30,7 +29,8 @@ from gate.checks.text import (
 )
 from gate.checks.tools import NoToolCalls, ToolCallsCheck
 from gate.inputs.expect import Expect
-from gate.inputs.promptfoo.assertions import AssertionSet
+from gate.promptfoo.checks import run_assertions
+from gate.promptfoo.inputs.assertions import AssertionSet
 from gate.report.models import CheckResult, JudgeCall, add_calls
 
 if TYPE_CHECKING:

@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gate.checks.base import JudgeReply, JudgeVerdict
 from gate.errors import CheckInfraError, SystemCallError
 from gate.inputs.config import JudgeConfig
-from gate.inputs.promptfoo.providers import ProviderSpec
 from gate.providers.client import ProviderClient
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
 from gate.providers.pricing import cost_usd
@@ -198,20 +197,6 @@ def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatF
         return endpoint, AnthropicMessagesFormat()
     assert config.url is not None  # JudgeConfig's validator requires it for `http`
     return service_endpoint(config.url, config.headers, env.environ, "judge"), ServiceChatFormat()
-
-
-def grader_config(spec: ProviderSpec) -> JudgeConfig:
-    """A promptfoo grading provider (`llm-rubric`'s `provider`) as a judge: promptfoo's
-    endpoint keys and its default `max_tokens` (1024)."""
-    config = spec.config
-    base = f"https://{config['apiHost']}/v1" if config.get("apiHost") else config.get("apiBaseUrl")
-    return JudgeConfig(
-        kind=spec.vendor,
-        model=spec.model,
-        base_url=base,
-        api_key_env=config.get("apiKeyEnvar"),
-        max_tokens=int(config.get("max_tokens", 1024)),
-    )
 
 
 @contextmanager

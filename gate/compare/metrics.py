@@ -1,4 +1,4 @@
-"""promptfoo's `metric` names compared: per metric, the share of cases that pass it on base and
+"""The checks' `metric` names compared: per metric, the share of cases that pass it on base and
 on head, over the cases that have it on both sides. Pure.
 
 A case passes a metric when every one of its assertions of that metric passed (a test's

@@ -1,10 +1,10 @@
-"""A commit's files as a promptfoo config reads them (`gate.inputs.promptfoo.files.Files`):
+"""A commit's files as a promptfoo config reads them (`gate.promptfoo.inputs.files.Files`):
 the base's gate.yml names promptfoo configs whose prompts and providers decide its suites."""
 
 from __future__ import annotations
 
 from gate.flow.git import GitRepo
-from gate.inputs.promptfoo.files import Checkout
+from gate.promptfoo.inputs.files import Checkout
 
 
 class CommitFiles:

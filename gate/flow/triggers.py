@@ -35,7 +35,7 @@ from gate.inputs.config import (
 from gate.inputs.framework_suites import InspectSystem, PytestSystem
 from gate.inputs.globs import watched
 from gate.inputs.paths import relative_posix
-from gate.inputs.promptfoo_suite.suites import referenced_files
+from gate.promptfoo.inputs.suites import referenced_files
 from gate.providers.prompt_sources import PromptSources
 
 EVERYTHING = "**"  # what a suite whose files cannot be read watches: it runs, and says why

@@ -115,7 +115,7 @@ def _environment() -> Any:
     too), to parse templates: never to render them."""
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS
+    from gate.promptfoo.inputs.nunjucks import NUNJUCKS_FILTERS
 
     environment = ImmutableSandboxedEnvironment()
     environment.filters.update(NUNJUCKS_FILTERS)
@@ -128,7 +128,7 @@ def template_problem(text: str) -> str | None:
     import jinja2
     from jinja2 import meta
 
-    from gate.inputs.promptfoo.nunjucks import unknown_filter
+    from gate.promptfoo.inputs.nunjucks import unknown_filter
 
     environment = _environment()
     problem = unknown_filter(environment, text, "")

@@ -8,11 +8,9 @@ from pathlib import Path, PurePosixPath
 
 from gate.errors import InputError
 from gate.init.plan import Plan, Suite, suite_name
-from gate.inputs.promptfoo.files import DiskFiles
-from gate.inputs.promptfoo_suite.config import read_promptfoo
+from gate.promptfoo.inputs.suites import config_pairs
 
 NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "promptfooconfig.json")
-KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def promptfoo_configs(files: list[str]) -> list[str]:
@@ -27,14 +25,12 @@ def promptfoo_plan(root: Path, configs: list[str]) -> Plan:
         folder = PurePosixPath(path).parent
         name = suite_name(folder.name if folder.name else "promptfoo", {s.name for s in suites})
         try:
-            config = read_promptfoo(DiskFiles(root), path)
-            pairs = config.matrix()
+            pairs = config_pairs(root, path)
         except InputError as exc:
             raise InputError(f"the promptfoo config cannot be used: {exc}") from None
-        for _, provider in pairs:
-            key = provider.config.get("apiKeyEnvar") or KEYS[provider.vendor]
+        for _, _, key in pairs:
             keys += [key] if key not in keys else []
         suites.append(Suite(name, {}, (), promptfoo=path))
-        shown = ", ".join(f"{p.name} with {q.name}" for p, q in pairs)
+        shown = ", ".join(f"{prompt} with {provider}" for prompt, provider, _ in pairs)
         why.append(f"suite {name}: the promptfoo config {path} ({len(pairs)} pair(s): {shown})")
     return Plan(suites=suites, why=why, key_envs=tuple(keys) or ("OPENAI_API_KEY",))

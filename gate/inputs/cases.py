@@ -1,12 +1,12 @@
 """Eval cases: both published formats, from .jsonl, .json and .yaml files, and CSV files (see
-`gate.inputs.csv_cases`), with line numbers.
+`gate.promptfoo.inputs.csv_tests`), with line numbers.
 
 Format A: `{id, task?, severity?, heldout?, input, expect, reference?}`.
 Format B: `{id, prompt, test_code, reference?}` (a domain code benchmark); it becomes a case
 whose input is `{"prompt": ...}` and whose `expect.test_code` is the test code.
 A CSV row becomes a format A case: its columns are the input, its `__expected` columns
 promptfoo assertions (`assertions`, run with promptfoo's semantics). A promptfoo config's tests
-become cases too (`gate.inputs.promptfoo_suite.tests`): their `input` is the test's `vars`.
+become cases too (`gate.promptfoo.inputs.tests`): their `input` is the test's `vars`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
-from gate.inputs.csv_cases import csv_records
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hint
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
-from gate.inputs.promptfoo.assertions import Assertion, AssertionContext, AssertionSet
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 from gate.inputs.text_files import read_utf8
+from gate.promptfoo.inputs.assertions import Assertion, AssertionSet
+from gate.promptfoo.inputs.csv_tests import csv_records
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
@@ -211,18 +211,8 @@ def _csv_cases(text: str, path: Path, display: str, root: Path) -> Iterator[Case
             case = parse_case(test.record, file=path, display=display, line=at.row.line)
         except InputError as exc:  # a column's value: name the column and the row
             raise at.error(exc.message, exc.key) from None
-        if test.asserts or test.threshold is not None:
-            from gate.inputs.promptfoo.assertion_values import parse_assertions  # jinja2
-
-            ctx = AssertionContext(
-                where=f"{display}:{at.row.line}",
-                test=f"row {at.row.number}",
-                vars=test.vars,
-                read=lambda rel: _root_text(root, rel, display),
-            )
-            assertions = AssertionSet(
-                assertions=parse_assertions(test.asserts, ctx), threshold=test.threshold
-            )
+        assertions = test.assertions(at, lambda rel: _root_text(root, rel, display))
+        if assertions is not None:
             case = case.model_copy(update={"assertions": assertions})
         yield case
 

@@ -16,8 +16,8 @@ from gate.inputs.framework_suites import (
     framework_system,
 )
 from gate.inputs.policy import PolicyKeys
-from gate.inputs.promptfoo.files import Checkout
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
+from gate.promptfoo.inputs.files import Checkout
 
 
 class ClosedModel(BaseModel):
@@ -385,7 +385,7 @@ def read_config(text: str, path: Path, checkout: Checkout | None = None) -> Load
     data = single_suite(data)
     origins: dict[str, int] = {}
     if "promptfoo" in text:  # jinja2 and the promptfoo readers, only for promptfoo suites
-        from gate.inputs.promptfoo_suite.suites import expand_suites
+        from gate.promptfoo.inputs.suites import expand_suites
 
         data, origins = expand_suites(data, locator, path, checkout, shorthand)
     try:

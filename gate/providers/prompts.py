@@ -29,8 +29,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
-from gate.inputs.promptfoo.nunjucks import NUNJUCKS_FILTERS, unknown_filter
 from gate.inputs.sourcemap import Locator, load_yaml, validation_error
+from gate.promptfoo.inputs.nunjucks import NUNJUCKS_FILTERS, unknown_filter
 from gate.providers.prompt_sources import PromptSources
 from gate.providers.wire_formats import Message, Role
 

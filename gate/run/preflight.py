@@ -169,13 +169,13 @@ def unchecked_cases(cases: list[Case]) -> list[Case]:
 
 def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -> list[InputError]:
     """A promptfoo pair's prompt compiled, then rendered with every case's vars."""
-    from gate.systems.promptfoo import Pair
+    from gate.promptfoo.systems import prompt_renderer
 
     try:
-        pair = Pair(system, root)
+        render = prompt_renderer(system, root)
     except InputError as exc:
         return [exc]
-    return render_problems(cases, pair.messages, "vars")
+    return render_problems(cases, render, "vars")
 
 
 def render_problems(cases: list[Case], render: Callable[[Any], Any], key: str) -> list[InputError]:

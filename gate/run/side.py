@@ -97,7 +97,7 @@ def read_suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     path in the config's repository."""
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
     if suite.promptfoo is not None:
-        from gate.inputs.promptfoo_suite.suites import suite_cases as promptfoo_suite_cases
+        from gate.promptfoo.inputs.suites import suite_cases as promptfoo_suite_cases
 
         return promptfoo_suite_cases(loaded.path, suite)
     try:
@@ -251,7 +251,8 @@ def open_judges(
     asked = any(c.expect.rubric for c in cases) or any(a.grader is None for a in graded)
     if not (asked or graded):
         return
-    from gate.checks.judge import grader_config, open_judge
+    from gate.checks.judge import open_judge
+    from gate.promptfoo.checks import grader_config
 
     if config.judge is not None and asked:
         ctx.judge = stack.enter_context(open_judge(config.judge, env))

@@ -14,7 +14,6 @@ from gate.checks import CheckContext, CheckPlan, plan_checks
 from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig, SuiteConfig
-from gate.inputs.promptfoo.assertions import AssertionSet
 from gate.report.output import SystemOutput
 from gate.run.preflight import preflight, unchecked_cases
 from gate.run.runner import status_of
@@ -73,22 +72,13 @@ def framework_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> 
     ]
 
 
-NEEDS_SERVICES = ("python", "llm-rubric", "cost", "latency")  # a sandbox, a judge, a call
-
-
 def check_reference(case: Case, ctx: CheckContext) -> tuple[str, str]:
     """(status, detail) of the case's reference run through its deterministic checks (and
     its promptfoo assertions that need no sandbox, judge or call)."""
     plan = plan_checks(case.expect)
     deterministic = CheckPlan(deterministic=plan.deterministic)
     if case.assertions is not None:
-        kept = [
-            a for a in case.assertions.assertions if a.type not in NEEDS_SERVICES and not a.children
-        ]
-        threshold = (
-            None if len(kept) < len(case.assertions.assertions) else case.assertions.threshold
-        )
-        deterministic.assertions = AssertionSet(assertions=tuple(kept), threshold=threshold)
+        deterministic.assertions = case.assertions.offline()
     try:
         results = deterministic.run(SystemOutput(text=case.reference or ""), case, ctx)
     except CheckInfraError as exc:

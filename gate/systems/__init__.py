@@ -18,7 +18,7 @@ FACTORIES: dict[str, str] = {
     "openai": "gate.systems.openai:OpenAIChatSystem",
     "anthropic": "gate.systems.anthropic:AnthropicMessagesSystem",
     "http": "gate.systems.http:HttpServiceSystem",
-    "promptfoo": "gate.systems.promptfoo:PromptfooChatSystem",
+    "promptfoo": "gate.promptfoo.systems:PromptfooChatSystem",
 }
 
 

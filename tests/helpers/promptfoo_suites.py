@@ -452,6 +452,252 @@ tests:
 """
 
 
+TEMPLATES_CONFIG = """
+description: assertionTemplates referenced with $ref, as promptfoo's guide writes them
+prompts:
+  - "SAY: {{ answer }}"
+providers:
+  - openai:chat:gpt-4o-mini
+metadata:
+  expect: pass
+evaluateOptions:
+  maxConcurrency: 2
+commandLineOptions:
+  cache: false
+defaultTest:
+  assert:
+    - $ref: "#/assertionTemplates/noApology"
+tests:
+  - description: two templates → pass
+    vars: {answer: Paris is the capital}
+    assert:
+      - $ref: "#/assertionTemplates/startsUpperCase"
+      - $ref: "#/assertionTemplates/mentionsParis"
+  - description: a template fails → fail
+    vars: {answer: paris is the capital}
+    metadata: {expect: fail}
+    assert:
+      - $ref: "#/assertionTemplates/startsUpperCase"
+  - description: defaultTest's template fails → fail
+    vars: {answer: Sorry, Paris}
+    metadata: {expect: fail}
+    assert:
+      - $ref: "#/assertionTemplates/mentionsParis"
+  - description: keys beside $ref win over the template's → fail
+    vars: {answer: Paris}
+    metadata: {expect: fail}
+    assert:
+      - $ref: "#/assertionTemplates/mentionsParis"
+        type: not-contains
+  - description: a weight beside $ref counts → pass
+    vars: {answer: Paris}
+    threshold: 0.7
+    assert:
+      - $ref: "#/assertionTemplates/mentionsParis"
+        weight: 3
+      - type: contains
+        value: Nice
+assertionTemplates:
+  noApology:
+    type: not-icontains
+    value: sorry
+  startsUpperCase:
+    type: regex
+    value: "^[A-Z]"
+  mentionsParis:
+    type: contains
+    value: Paris
+    metric: geography
+"""
+
+SCENARIOS_CONFIG = """
+description: scenarios, as promptfoo's documentation writes them
+prompts:
+  - "SAY: {{ greeting }}, {{ input }}"
+providers:
+  - openai:chat:gpt-4o-mini
+defaultTest:
+  metadata: {expect: pass}
+  assert:
+    - type: not-icontains
+      value: error
+tests:
+  - description: an ordinary test runs first → pass
+    vars: {greeting: Hi, input: there}
+scenarios:
+  - description: greetings in three languages
+    config:
+      - vars: {language: Spanish, greeting: Hola, expected: Hola}
+      - vars: {language: French, greeting: Bonjour, expected: Bonjour}
+      - vars: {language: German, greeting: Hallo, expected: Guten Tag}
+        metadata: {expect: fail}
+    tests:
+      - description: Greets the world
+        vars: {input: world}
+        assert:
+          - type: starts-with
+            value: "{{ expected }}"
+      - description: Greets a friend
+        vars: {input: friend}
+        assert:
+          - type: icontains
+            value: "{{ expected }}, friend"
+  - file://scenarios/*.yaml
+"""
+
+SCENARIOS_FILES = {
+    "scenarios/support.yaml": """
+description: support answers for each team, the tests in a CSV file
+config:
+  - vars: {greeting: Billing}
+    assert:
+      - type: starts-with
+        value: Billing
+  - vars: {greeting: Shipping}
+    metadata: {expect: fail}
+    assert:
+      - type: contains
+        value: Billing
+tests:
+  - file://scenarios/questions.csv
+""",
+    "scenarios/questions.csv": (
+        "input,__expected,__description\n"
+        "where is my refund,icontains: refund,a refund question\n"
+        "where is my parcel,icontains: parcel,a parcel question\n"
+    ),
+}
+
+TRANSFORMS_PY = """
+import json
+
+
+def get_transform(output, context):
+    return output.strip().lower()
+
+
+def city(output, context):
+    return json.loads(output)["city"]
+
+
+def parsed(output, context):
+    return json.loads(output)
+
+
+def first_word(output, context):
+    return output.split()[0] if output.split() else ""
+
+
+def asked(output, context):
+    return output + " (asked: " + context["vars"]["answer"] + ")"
+"""
+
+TRANSFORMS_CONFIG = """
+description: output transforms, a test's and an assertion's, in Python files
+prompts:
+  - "SAY: {{ answer }}"
+providers:
+  - openai:chat:gpt-4o-mini
+defaultTest:
+  metadata: {expect: pass}
+tests:
+  - description: an assertion's transform reads the JSON answer → pass
+    vars: {answer: '{"city": "Paris", "country": "France"}'}
+    assert:
+      - type: equals
+        value: Paris
+        transform: file://transforms.py:city
+      - type: contains
+        value: France
+  - description: an assertion's transform reads the JSON answer → fail
+    vars: {answer: '{"city": "Lyon"}'}
+    metadata: {expect: fail}
+    assert:
+      - type: equals
+        value: Paris
+        transform: file://transforms.py:city
+  - description: the test's transform feeds every assertion → pass
+    vars: {answer: "  PARIS is big  "}
+    options:
+      transform: file://transforms.py
+    assert:
+      - type: starts-with
+        value: paris
+      - type: equals
+        value: paris
+        transform: file://transforms.py:first_word
+  - description: the test's transform feeds every assertion → fail
+    vars: {answer: "LYON"}
+    options:
+      transform: file://transforms.py
+    metadata: {expect: fail}
+    assert:
+      - type: equals
+        value: LYON
+  - description: a transform's object reaches a python assertion → pass
+    vars: {answer: '{"items": [1, 2, 3]}'}
+    assert:
+      - type: python
+        value: len(output["items"]) == 3
+        transform: file://transforms.py:parsed
+      - type: is-json
+        transform: file://transforms.py:parsed
+  - description: a transform reads context.vars → pass
+    vars: {answer: Nice}
+    assert:
+      - type: equals
+        value: "Nice (asked: Nice)"
+        transform: file://transforms.py:asked
+"""
+
+
+VARFILES_CONFIG = """
+description: vars from files and globs, as promptfoo's guide writes them
+prompts:
+  - "SAY: {{ greeting }} {{ input }}"
+providers:
+  - openai:chat:gpt-4o-mini
+defaultTest:
+  metadata: {expect: pass}
+tests:
+  - description: a variable from each file of a glob → pass
+    vars:
+      greeting: Hello
+      input: file://inputs/*.txt
+    assert:
+      - type: starts-with
+        value: Hello
+  - description: vars from a glob of YAML files, merged → pass
+    vars: vars/*.yaml
+    assert:
+      - type: contains
+        value: Bonjour Paris
+  - description: a YAML variable file is its JSON → pass
+    vars:
+      greeting: "Data:"
+      input: file://data/city.yaml
+    assert:
+      - type: contains
+        value: '{"city":"Paris","population":2.1}'
+  - description: a text variable file, trimmed → fail
+    vars:
+      greeting: Hi
+      input: file://inputs/lyon.txt
+    metadata: {expect: fail}
+    assert:
+      - type: contains
+        value: Paris
+"""
+
+VARFILES_FILES = {
+    "inputs/paris.txt": "Paris\n",
+    "inputs/lyon.txt": "Lyon\n\n",
+    "vars/a.yaml": "greeting: Bonjour\n",
+    "vars/b.yaml": "input: Paris\n",
+    "data/city.yaml": "city: Paris\npopulation: 2.1\n",
+}
+
+
 def assertions_config() -> str:
     import yaml
 
@@ -471,6 +717,10 @@ SUITES: dict[str, dict[str, str]] = {
     "yaml": {"promptfooconfig.yaml": YAML_CONFIG},
     "tools": {"promptfooconfig.yaml": TOOLS_CONFIG, "tools.json": json.dumps(TOOLS, indent=2)},
     "rubric": {"promptfooconfig.yaml": RUBRIC_CONFIG},
+    "templates": {"promptfooconfig.yaml": TEMPLATES_CONFIG},
+    "scenarios": {"promptfooconfig.yaml": SCENARIOS_CONFIG, **SCENARIOS_FILES},
+    "transforms": {"promptfooconfig.yaml": TRANSFORMS_CONFIG, "transforms.py": TRANSFORMS_PY},
+    "varfiles": {"promptfooconfig.yaml": VARFILES_CONFIG, **VARFILES_FILES},
 }
 
 

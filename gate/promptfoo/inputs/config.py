@@ -3,9 +3,7 @@ to its own definitions resolved, `{{ env.NAME }}` rendered from its `env:` block
 prompts, its providers, and the pairs of them that run (`matrix`: a provider's `prompts:`
 limits it to those prompts).
 
-Keys the gate cannot honour and that would change what runs or what passes are errors naming
-them (`scenarios`, `extensions`, `nunjucksFilters`, `redteam`, `evaluateOptions.repeat`);
-keys about promptfoo's own output (`outputPath`, `sharing`, `tags`, ...) are ignored.
+What each top-level key does here, and which are refused, is `gate.promptfoo.inputs.keys`.
 """
 
 from __future__ import annotations
@@ -15,27 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.files import Files, expand, folder_of, read
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment
-from gate.inputs.promptfoo.providers import ProviderSpec, parse_provider, runs_prompt
-from gate.inputs.promptfoo.yaml12 import load_yaml12
-from gate.inputs.promptfoo_suite.prompts import Prompt, read_prompts
-from gate.inputs.sourcemap import Locator, suggest
+from gate.inputs.sourcemap import Locator
+from gate.promptfoo.inputs.files import Files, expand, folder_of, read
+from gate.promptfoo.inputs.keys import check_keys
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment
+from gate.promptfoo.inputs.prompts import Prompt, read_prompts
+from gate.promptfoo.inputs.providers import ProviderSpec, parse_provider, runs_prompt
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
-USED = {"prompts", "providers", "targets", "tests", "defaultTest", "env"}
-IGNORED = {
-    "description", "metadata", "tags", "outputPath", "sharing", "writeLatestResults",
-    "evaluateOptions", "commandLineOptions", "derivedMetrics", "tracing", "$schema",
-    "definitions", "$defs", "vars",
-}  # fmt: skip
-NOT_RUN = {
-    "scenarios": "scenarios",
-    "extensions": "extension hooks (JavaScript or Python run by promptfoo)",
-    "nunjucksFilters": "custom nunjucks filters (JavaScript)",
-    "redteam": "red-teaming",
-    "plugins": "red-teaming",
-    "strategies": "red-teaming",
-}
 DEFAULT_PROMPT = "{{prompt}}"
 _ENV = re.compile(r"\{\{(?:[^}]|\}(?!\}))*\}\}")
 _ENV_NAME = re.compile(r"env\.(\w+)|env\[['\"]([^'\"]+)['\"]\]")
@@ -131,40 +116,12 @@ def read_promptfoo(files: Files, path: str, where: str | None = None) -> Promptf
     if not isinstance(data, dict):
         raise InputError("a promptfoo config must be a mapping", file=path, line=1)
     config = PromptfooConfig(path, data, files, locator)
-    _check_keys(config)
+    check_keys(data, path, config.line)
     data = _dereference(data, data, (), path, ())
     env = data.get("env") if isinstance(data.get("env"), dict) else {}
     config.env = {k: v for k, v in env.items() if v is not None}
     config.data = _render_env(data, config.env)
     return config
-
-
-def _check_keys(config: PromptfooConfig) -> None:
-    for key in config.data:
-        if key in NOT_RUN:
-            raise InputError(
-                f"`{key}` ({NOT_RUN[key]}) is not supported by the gate",
-                file=config.path,
-                line=config.line(key),
-                key=key,
-            )
-        if key not in USED | IGNORED:
-            known = sorted(USED | IGNORED)
-            raise InputError(
-                f"unknown key{suggest(key, known)}",
-                file=config.path,
-                line=config.line(key),
-                key=key,
-            )
-    options = config.data.get("evaluateOptions")
-    if isinstance(options, dict) and options.get("repeat") not in (None, 1):
-        raise InputError(
-            "`evaluateOptions.repeat`: use gate.yml's `repeats` (the gate's repeats feed its "
-            "statistics)",
-            file=config.path,
-            line=config.line("evaluateOptions", "repeat"),
-            key="evaluateOptions.repeat",
-        )
 
 
 def _kept(at: tuple[str | int, ...]) -> bool:
@@ -195,7 +152,9 @@ def _dereference(
     value: Any, root: Any, at: tuple[str | int, ...], path: str, chain: tuple[str, ...]
 ) -> Any:
     """The config's `$ref: "#/..."` replaced by what they point at (json-schema-ref-parser's
-    `dereference`); a reference to another file, or a cycle, is an error."""
+    `dereference`): keys written beside a `$ref` win over the referenced mapping's
+    (`{$ref: "#/assertionTemplates/polite", weight: 2}`); a reference to another file, or a
+    cycle, is an error."""
     if _kept(at):
         return value
     if isinstance(value, dict):
@@ -207,7 +166,12 @@ def _dereference(
                 )
             if ref in chain:
                 raise InputError(f"`$ref: {ref}` refers to itself", file=path)
-            return _dereference(_pointer(root, ref, path), root, at, path, (*chain, ref))
+            found = _dereference(_pointer(root, ref, path), root, at, path, (*chain, ref))
+            beside = {k: v for k, v in value.items() if k != "$ref"}
+            if not beside or not isinstance(found, dict):
+                return found
+            own = _dereference(beside, root, at, path, chain)
+            return {**own, **{k: v for k, v in found.items() if k not in own}}
         return {k: _dereference(v, root, (*at, k), path, chain) for k, v in value.items()}
     if isinstance(value, list):
         return [_dereference(v, root, (*at, i), path, chain) for i, v in enumerate(value)]

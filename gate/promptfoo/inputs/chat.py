@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gate.inputs.promptfoo.js import js_string
-from gate.inputs.promptfoo.yaml12 import load_yaml12
+from gate.promptfoo.inputs.js import js_string
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 Messages = list[tuple[str, str]]  # (role, content)
 ROLES = ("system", "user", "assistant", "developer")

@@ -15,13 +15,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gate.checks.assertion_types import extract_json_objects
 from gate.checks.base import Judge
 from gate.errors import CheckInfraError
-from gate.inputs.promptfoo.assertions import Assertion
-from gate.inputs.promptfoo.chat import ChatPromptError, anthropic_messages, openai_messages
-from gate.inputs.promptfoo.js import js_json_loads, js_stringify
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment
+from gate.promptfoo.checks.assertion_types import extract_json_objects
+from gate.promptfoo.inputs.assertions import Assertion
+from gate.promptfoo.inputs.chat import ChatPromptError, anthropic_messages, openai_messages
+from gate.promptfoo.inputs.js import js_json_loads, js_stringify
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment
 from gate.report.models import JudgeCall
 
 SYSTEM = """\

@@ -10,11 +10,14 @@ expansion), a `file://` variable holds the file's text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.files import (
+from gate.inputs.sourcemap import suggest
+from gate.promptfoo.inputs.config import PromptfooConfig, dereference
+from gate.promptfoo.inputs.files import (
     FILE,
     expand,
     folder_of,
@@ -24,10 +27,8 @@ from gate.inputs.promptfoo.files import (
     read,
     resolve,
 )
-from gate.inputs.promptfoo.js import js_json_loads, js_string, js_stringify
-from gate.inputs.promptfoo.yaml12 import load_yaml12
-from gate.inputs.promptfoo_suite.config import PromptfooConfig, dereference
-from gate.inputs.sourcemap import suggest
+from gate.promptfoo.inputs.js import js_json_loads, js_string, js_stringify
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 TEST_KEYS = {"description", "vars", "providers", "prompts", "assert", "options", "threshold",
              "metadata"}  # fmt: skip
@@ -39,8 +40,6 @@ NOT_RUN = {
 OPTIONS_NOT_RUN = {
     "prefix": "text added to the prompt: put it in the prompt",
     "suffix": "text added to the prompt: put it in the prompt",
-    "transform": "a transform of the output (JavaScript)",
-    "postprocess": "a transform of the output (JavaScript)",
     "transformVars": "a transform of the variables (JavaScript)",
     "storeOutputAs": "outputs passed between tests",
 }
@@ -63,10 +62,23 @@ class RawTest:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
+@dataclass
+class Place:
+    """Where a list of tests is written: the file, and the line of its i-th item (0: unknown)."""
+
+    file: str
+    line: Callable[[int], int]
+
+
 def raw_tests(config: PromptfooConfig) -> list[RawTest]:
     """Every test of `tests:`, in order."""
-    value = config.data.get("tests")
-    where = config.where("tests")
+    place = Place(config.path, lambda index: config.line("tests", index) or 0)
+    return read_tests(config, config.data.get("tests"), place, config.where("tests"))
+
+
+def read_tests(config: PromptfooConfig, value: Any, place: Place, where: str) -> list[RawTest]:
+    """promptfoo's `readTests`: a list of tests, test files and globs of them, or one file or
+    glob; `file://` paths are relative to the config's folder."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -77,14 +89,14 @@ def raw_tests(config: PromptfooConfig) -> list[RawTest]:
         raise InputError("`tests` must be a list, a file or a glob", file=where)
     found: list[RawTest] = []
     for index, item in enumerate(value):
-        at = config.where("tests", index)
+        line = place.line(index)
+        at = f"{place.file}:{line}" if line else place.file
         if isinstance(item, str):
             found += _from_files(config, item, at)
         elif isinstance(item, dict) and isinstance(item.get("path"), str) and "vars" not in item:
             found += _from_files(config, item["path"], at)
         elif isinstance(item, dict):
-            line = config.line("tests", index) or 0
-            found.append(_with_vars(config, RawTest(item, config.path, line, config.base)))
+            found.append(_with_vars(config, RawTest(item, place.file, line, config.base)))
         else:
             raise InputError(f"a test must be a mapping or a file, got {item!r}", file=at)
     return found
@@ -106,7 +118,7 @@ def _file_tests(config: PromptfooConfig, path: str, where: str) -> list[RawTest]
     text = read(config.files, path, where)
     base = folder_of(path)
     if path.endswith(".csv"):
-        from gate.inputs.csv_cases import csv_tests
+        from gate.promptfoo.inputs.csv_tests import csv_tests
 
         return [RawTest(row.test(), path, at.row.line, base) for row, at in csv_tests(text, path)]
     if path.endswith((".yaml", ".yml")):
@@ -176,17 +188,21 @@ def _with_vars(config: PromptfooConfig, test: RawTest) -> RawTest:
 
 
 def default_test(config: PromptfooConfig) -> dict[str, Any]:
+    """`defaultTest` (inline or a file); the config's top-level `metadata` is its `metadata`
+    when it has none, as promptfoo makes it."""
     value = config.data.get("defaultTest")
     where = config.where("defaultTest")
-    if value is None:
-        return {}
     if isinstance(value, str):
         value = load_ref(config.files, config.base, value, where)
-    if not isinstance(value, dict):
+    if value is not None and not isinstance(value, dict):
         raise InputError("`defaultTest` must be a mapping", file=where)
-    return _with_vars(
-        config, RawTest(value, config.path, config.line("defaultTest") or 0, config.base)
-    ).data
+    value = dict(value or {})
+    if "metadata" not in value and config.data.get("metadata") is not None:
+        value["metadata"] = config.data["metadata"]
+    if not value:
+        return {}
+    line = config.line("defaultTest") or config.line("metadata") or 0
+    return _with_vars(config, RawTest(value, config.path, line, config.base)).data
 
 
 def check_test(data: dict[str, Any], where: str) -> None:

@@ -19,14 +19,17 @@ the case `needs_review`. A check that raises, hangs or returns anything else mak
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from gate.checks import assertion_types as types
 from gate.checks.base import CheckContext
-from gate.checks.script_results import script_verdict
 from gate.errors import CheckInfraError
-from gate.inputs.promptfoo.assertions import Assertion, AssertionSet
+from gate.inputs.config import JudgeConfig
+from gate.promptfoo.checks import assertion_types as types
+from gate.promptfoo.checks.script_results import script_verdict
+from gate.promptfoo.inputs.assertions import Assertion, AssertionSet
+from gate.promptfoo.inputs.providers import ProviderSpec
 from gate.report.models import CheckResult, JudgeCall, add_calls
 
 if TYPE_CHECKING:
@@ -44,43 +47,53 @@ class Graded:
 
 
 class AssertionRun:
-    """The assertions of one case on one output (the judge's calls are added up)."""
+    """The assertions of one case on one output (the judge's calls are added up). The output
+    is promptfoo's (`output_value`), transformed first by the test's `options.transform`
+    (`transform`), then by an assertion's own for that assertion."""
 
-    def __init__(self, output: SystemOutput, case: Case, ctx: CheckContext) -> None:
+    def __init__(
+        self, output: SystemOutput, case: Case, ctx: CheckContext, transform: str | None = None
+    ) -> None:
         self.output = output
         self.case = case
         self.ctx = ctx
-        self.value = types.output_value(output)
-        self.text = types.output_string(self.value)
         self.judge: JudgeCall | None = None
+        self.value = types.output_value(output)
+        if transform is not None:
+            self.value = self.transformed(transform, self.value)
+
+    def transformed(self, target: str, value: Any) -> Any:
+        """promptfoo's `transform` of a Python file: `function(output, context)` in the
+        sandbox; what it returns is the output the assertions read."""
+        if self.ctx.python is None:
+            raise CheckInfraError(f"transform {target}: the sandbox is not available")
+        context = {"vars": self.case.input, "prompt": {"label": self.output.data.get("prompt", "")}}
+        try:
+            found = self.ctx.python.call_check(target, value, context)
+        except CheckInfraError as exc:
+            raise CheckInfraError(f"transform {target}: {exc}") from None
+        if found is None:
+            raise CheckInfraError(f"transform {target} returned nothing (None)")
+        return found
 
     def grade(self, a: Assertion) -> Graded:
+        value = self.value if a.transform is None else self.transformed(a.transform, self.value)
         if a.type == "python":
-            return self._python(a)
+            return self._python(a, value)
         if a.type == "llm-rubric":
-            return self._rubric(a)
-        holds, reason = self._holds(a)
+            return self._rubric(a, types.output_string(value))
+        holds, reason = self._holds(a, value)
         passed = holds != a.negated
         return Graded(passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason)
 
-    def _holds(self, a: Assertion) -> types.Holds:
+    def _holds(self, a: Assertion, value: Any) -> types.Holds:
         if a.type in types.TEXT_CHECKS:
-            return types.TEXT_CHECKS[a.type](a, self.text)
-        if a.type == "is-valid-openai-tools-call":
-            return types.tools_call(self.value, self.output.data.get("tools"))
-        if a.type == "cost":
-            if self.output.cost_usd is None:
-                raise CheckInfraError(
-                    "`cost`: the answer has no cost (gate.yml's `prices` has none for its model)"
-                )
-            return types.limit(a, self.output.cost_usd, "")
-        if a.type == "latency":
-            if self.output.latency_ms is None:
-                raise CheckInfraError("`latency`: the answer has no latency")
-            return types.limit(a, self.output.latency_ms, "ms")
+            return types.TEXT_CHECKS[a.type](a, types.output_string(value))
+        if a.type in ANSWER_CHECKS:
+            return ANSWER_CHECKS[a.type](a, self.output, value)
         raise CheckInfraError(f"assertion type `{a.type}` is not supported")
 
-    def _python(self, a: Assertion) -> Graded:
+    def _python(self, a: Assertion, output: Any) -> Graded:
         target = a.python_target or ""
         if self.ctx.python is None:
             raise CheckInfraError(f"python assertion {target}: the sandbox is not available")
@@ -95,7 +108,7 @@ class AssertionRun:
             "config": a.config or {},
         }
         try:
-            value = self.ctx.python.call_check(target, self.value, context)
+            value = self.ctx.python.call_check(target, output, context)
         except CheckInfraError as exc:
             raise CheckInfraError(f"python assertion {target}: {exc}") from None
         try:
@@ -104,21 +117,51 @@ class AssertionRun:
             raise CheckInfraError(f"python assertion {target} {exc}") from None
         return Graded(passed, score, reason)
 
-    def _rubric(self, a: Assertion) -> Graded:
+    def _rubric(self, a: Assertion, text: str) -> Graded:
         judge = self.ctx.judge
         if a.grader is not None:
             judge = self.ctx.graders.get(a.grader.key)
         if judge is None:
             raise CheckInfraError("`llm-rubric` needs a grader: `judge` in gate.yml or `provider`")
-        from gate.checks.grading import grade_rubric  # jinja2: only for llm-rubric
+        from gate.promptfoo.checks.grading import grade_rubric  # jinja2: only for llm-rubric
 
-        verdict = grade_rubric(judge, a, self.text, self.case.input)
+        verdict = grade_rubric(judge, a, text, self.case.input)
         self.judge = add_calls(self.judge, verdict.call)
         if verdict.passed is None:
             return Graded(None, 0.0, verdict.reason)
         passed = verdict.passed != a.negated
         score = min(1.0, max(0.0, 1 - verdict.score)) if a.negated else verdict.score
         return Graded(passed, score, verdict.reason)
+
+
+def _tools_call(a: Assertion, output: SystemOutput, value: Any) -> types.Holds:
+    return types.tools_call(value, output.data.get("tools"))
+
+
+def _cost(a: Assertion, output: SystemOutput, value: Any) -> types.Holds:
+    if output.cost_usd is None:
+        raise CheckInfraError(
+            "`cost`: the answer has no cost (gate.yml's `prices` has none for its model)"
+        )
+    return types.limit(a, output.cost_usd, "")
+
+
+def _latency(a: Assertion, output: SystemOutput, value: Any) -> types.Holds:
+    if output.latency_ms is None:
+        raise CheckInfraError("`latency`: the answer has no latency")
+    return types.limit(a, output.latency_ms, "ms")
+
+
+# Deterministic types that read more than the text: the output as promptfoo's provider returns
+# it (its tool calls; transformed, when the assertion has a transform), the answer's cost and
+# latency. promptfoo's types over what the system did on the way (`trajectory:tool-used`,
+# `trajectory:tool-sequence`, ...) go here too, each with its name in `SUPPORTED`
+# (`gate.promptfoo.inputs.assertions`) and its value checked in `assertion_values`.
+ANSWER_CHECKS: dict[str, Callable[[Assertion, SystemOutput, Any], types.Holds]] = {
+    "is-valid-openai-tools-call": _tools_call,
+    "cost": _cost,
+    "latency": _latency,
+}
 
 
 @dataclass
@@ -195,6 +238,20 @@ def run_assertions(
     assertions: AssertionSet, output: SystemOutput, case: Case, ctx: CheckContext
 ) -> tuple[list[CheckResult], JudgeCall | None]:
     """The case's results; a test with no assertion passes (promptfoo's "No assertions")."""
-    run = AssertionRun(output, case, ctx)
+    run = AssertionRun(output, case, ctx, assertions.transform)
     results, _ = _group(run, assertions.assertions, assertions.threshold, "", False)
     return results, run.judge
+
+
+def grader_config(spec: ProviderSpec) -> JudgeConfig:
+    """A grading provider (`llm-rubric`'s `provider`) as the gate's judge: promptfoo's
+    endpoint keys and its default `max_tokens` (1024)."""
+    config = spec.config
+    base = f"https://{config['apiHost']}/v1" if config.get("apiHost") else config.get("apiBaseUrl")
+    return JudgeConfig(
+        kind=spec.vendor,
+        model=spec.model,
+        base_url=base,
+        api_key_env=config.get("apiKeyEnvar"),
+        max_tokens=int(config.get("max_tokens", 1024)),
+    )

@@ -19,7 +19,7 @@ from jinja2 import ChainableUndefined, TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.js import js_display, js_json_loads, js_stringify
+from gate.promptfoo.inputs.js import js_display, js_json_loads, js_stringify
 
 
 def _dump(value: Any, indent: int | None = None) -> str:

@@ -4,7 +4,7 @@ then one case per row.
 Columns: `id`, `task`, `severity`, `heldout` and `reference` as in JSONL, in a case file (no
 `id` column: the id is the file's name and a hash of the row's input, so it stays with the row
 when others move); promptfoo's `__expected` / `__expected1..N` (its `type: value` syntax, see
-`gate.inputs.promptfoo.assertions`: each is an assertion, run with promptfoo's semantics),
+`gate.promptfoo.inputs.assertions`: each is an assertion, run with promptfoo's semantics),
 `__description`, `__metric` (the metric of the row's assertions), `__threshold` (the row's:
 the weighted score of its assertions must reach it), `__metadata:KEY` (`KEY[]`: a
 comma-separated list, `\\,` a literal comma) and `__config:__expectedN:threshold`; every other
@@ -20,13 +20,13 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.assertions import from_string
 from gate.inputs.sourcemap import suggest
+from gate.promptfoo.inputs.assertions import AssertionContext, AssertionSet, from_string
 
 CASE_COLUMNS = ("id", "task", "severity", "heldout", "reference")
 SPECIAL = ("__expected", "__description", "__metric", "__threshold", "__metadata:", "__config:")
@@ -66,8 +66,10 @@ class Located:
         return InputError(f"{where}: {message}", file=self.display, line=self.row.line)
 
 
-def read_rows(text: str, display: str) -> tuple[list[str], list[Row]]:
-    """The header and the data rows; blank rows are skipped, short rows padded."""
+def read_rows(text: str, display: str, case_file: bool = True) -> tuple[list[str], list[Row]]:
+    """The header and the data rows; blank rows are skipped, short rows padded. A case file's
+    columns may not be the gate's own names (`input`, `expect`); a promptfoo CSV tests file's
+    columns are variables only."""
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     header: list[str] | None = None
     rows: list[Row] = []
@@ -80,7 +82,7 @@ def read_rows(text: str, display: str) -> tuple[list[str], list[Row]]:
                 continue
             number += 1
             if header is None:
-                header = _header(cells, display, start)
+                header = _header(cells, display, start, case_file)
                 continue
             if len(cells) > len(header):
                 raise InputError(
@@ -97,7 +99,7 @@ def read_rows(text: str, display: str) -> tuple[list[str], list[Row]]:
     return header, rows
 
 
-def _header(cells: list[str], display: str, line: int) -> list[str]:
+def _header(cells: list[str], display: str, line: int, case_file: bool) -> list[str]:
     names = [cell.strip() for cell in cells]
     for index, name in enumerate(names):
         if not name:
@@ -106,13 +108,13 @@ def _header(cells: list[str], display: str, line: int) -> list[str]:
             raise InputError(
                 f"column `{name}` appears twice in the header", file=display, line=line
             )
-        _check_column(name, display, line)
+        _check_column(name, display, line, case_file)
     return names
 
 
-def _check_column(name: str, display: str, line: int) -> None:
+def _check_column(name: str, display: str, line: int, case_file: bool) -> None:
     problem = None
-    if name in COLLIDING:
+    if name in COLLIDING and case_file:
         problem = COLLIDING[name]
     elif name.startswith("_") and not name.startswith("__"):
         if any(name.startswith(s[1:]) for s in (*SPECIAL, *NO_EQUIVALENT)):
@@ -156,6 +158,23 @@ class RowTest:
     metadata: dict[str, Any] = field(default_factory=dict)
     description: str | None = None
     threshold: float | None = None
+
+    def assertions(self, at: Located, read: Callable[[str], str]) -> AssertionSet | None:
+        """The row's `__expected` columns (and `__threshold`) as a case's assertions, their
+        `file://` values read with `read`; None when it has none."""
+        if not self.asserts and self.threshold is None:
+            return None
+        from gate.promptfoo.inputs.assertion_values import parse_assertions  # jinja2
+
+        ctx = AssertionContext(
+            where=f"{at.display}:{at.row.line}",
+            test=f"row {at.row.number}",
+            vars=self.vars,
+            read=read,
+        )
+        return AssertionSet(
+            assertions=parse_assertions(self.asserts, ctx), threshold=self.threshold
+        )
 
     def test(self) -> dict[str, Any]:
         """The row as a promptfoo test mapping."""
@@ -237,7 +256,7 @@ class RowReader:
 
 def csv_tests(text: str, display: str) -> Iterator[tuple[RowTest, Located]]:
     """promptfoo's CSV tests file: each row, with where it is."""
-    _, rows = read_rows(text, display)
+    _, rows = read_rows(text, display, case_file=False)
     for row in rows:
         yield RowReader(row, display, ()).read(), Located(display, row)
 

@@ -6,7 +6,7 @@ pair. The flow, change detection, reports and the comment then see ordinary suit
 The suite keeps `promptfoo:` (where its cases come from: the tests of the measuring side's
 config) and its system names the pair (what runs: each side reads its own config's prompt
 and provider of that name). A prompt's name is its `label`, else its file, else its text; a
-provider's is its `label`, else its id (`gate.inputs.promptfoo_suite.prompts`, `.providers`).
+provider's is its `label`, else its id (`gate.promptfoo.inputs.prompts`, `.providers`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any, Protocol
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.inputs.paths import checkout_root, relative_posix
-from gate.inputs.promptfoo.files import Checkout, DiskFiles, load_ref, resolve
-from gate.inputs.promptfoo_suite.cases import promptfoo_cases
-from gate.inputs.promptfoo_suite.config import read_promptfoo
 from gate.inputs.sourcemap import Locator
+from gate.promptfoo.inputs.cases import promptfoo_cases
+from gate.promptfoo.inputs.config import read_promptfoo
+from gate.promptfoo.inputs.files import Checkout, DiskFiles, load_ref, resolve
 
 
 class NamedSuite(Protocol):
@@ -172,3 +172,10 @@ def referenced_files(config_path: Path, root: Path) -> tuple[list[str], list[str
         if not target.startswith("_promptfoo_inline_")
     ]
     return system, list(dict.fromkeys(tests + python))
+
+
+def config_pairs(root: Path, path: str) -> list[tuple[str, str, str]]:
+    """The prompt and provider pairs the config at `path` (relative to the checkout `root`)
+    runs: (the prompt's name, the provider's name, the variable its key is read from)."""
+    config = read_promptfoo(DiskFiles(root), path)
+    return [(p.name, q.name, q.key_env) for p, q in config.matrix()]

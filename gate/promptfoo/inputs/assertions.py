@@ -1,6 +1,6 @@
 """promptfoo's assertions, as data the gate's checks run with promptfoo's semantics
-(`gate.checks.assertions`): the one reading of promptfoo's assertion syntax, for CSV case files
-and promptfoo configs alike. Pure, but for the files a value may name.
+(`gate.promptfoo.checks`): the one reading of promptfoo's assertion syntax, for CSV case
+files and promptfoo configs alike. Pure, but for the files a value may name.
 
 An assertion is written as a mapping (`{type: contains, value: Paris, weight: 2, metric: geo}`)
 or, in a CSV cell, as promptfoo's string `[not-]TYPE[(THRESHOLD)][:VALUE]` (`icontains:
@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.providers import ProviderSpec
+from gate.promptfoo.inputs.providers import ProviderSpec
 
 # promptfoo's assertion types (its BaseAssertionTypesSchema, 0.121), so that `similar: x` in a
 # CSV cell is known to be an unsupported check rather than the expected answer "similar: x".
@@ -46,6 +46,7 @@ SUPPORTED = (
     "icontains-all", "starts-with", "regex", "is-json", "contains-json",
     "is-valid-openai-tools-call", "python", "llm-rubric", "cost", "latency",
 )  # fmt: skip
+NEEDS_SERVICES = ("python", "llm-rubric", "cost", "latency")  # a sandbox, a judge, a call
 LIST_TYPES = ("contains-any", "contains-all", "icontains-any", "icontains-all")
 # A CSV cell's `type(N):` threshold defaults to 0.75 for these (promptfoo's assertionFromString).
 CSV_THRESHOLD_TYPES = (
@@ -84,6 +85,7 @@ class Assertion(BaseModel):
     python_target: str | None = Field(None, description="python: `module:function`")
     python_source: str | None = Field(None, description="python: the inline code's module")
     children: tuple[Assertion, ...] = Field((), description="an assert-set's assertions")
+    transform: str | None = Field(None, description="the output's transform: `module:function`")
 
     @property
     def label(self) -> str:
@@ -109,13 +111,18 @@ class AssertionSet(BaseModel):
 
     assertions: tuple[Assertion, ...]
     threshold: float | None = None
+    transform: str | None = Field(
+        None, description="the test's `options.transform` of the output: `module:function`"
+    )
 
     def walk(self) -> list[Assertion]:
         return [a for top in self.assertions for a in (top, *top.children)]
 
     @property
     def python_targets(self) -> list[str]:
-        return [a.python_target for a in self.walk() if a.python_target]
+        """The python checks' and the transforms' `module:function`."""
+        found = [t for a in self.walk() for t in (a.python_target, a.transform) if t]
+        return [self.transform, *found] if self.transform else found
 
     @property
     def python_sources(self) -> dict[str, str]:
@@ -129,6 +136,18 @@ class AssertionSet(BaseModel):
     @property
     def graded(self) -> list[Assertion]:
         return [a for a in self.walk() if a.type == "llm-rubric"]
+
+    def offline(self) -> AssertionSet:
+        """The assertions that need no sandbox, judge or call (a reference is checked with
+        them); the threshold only when they are all of them."""
+        kept = tuple(
+            a
+            for a in self.assertions
+            if a.type not in NEEDS_SERVICES and not a.children and a.transform is None
+        )
+        kept = () if self.transform else kept  # the sandbox transforms every output
+        threshold = self.threshold if len(kept) == len(self.assertions) else None
+        return AssertionSet(assertions=kept, threshold=threshold)
 
 
 # --- promptfoo's string syntax (CSV cells) ---------------------------------------------------

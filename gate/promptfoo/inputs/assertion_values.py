@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import TemplateError
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.assertions import (
+from gate.promptfoo.inputs.assertions import (
     ASSERTION_KEYS,
     LIST_TYPES,
     SUPPORTED,
@@ -28,11 +28,11 @@ from gate.inputs.promptfoo.assertions import (
     split_values,
     unsupported,
 )
-from gate.inputs.promptfoo.files import FILE, parse_file, resolve
-from gate.inputs.promptfoo.js import js_regex, js_stringify
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment, unknown_filter
-from gate.inputs.promptfoo.providers import ProviderSpec, parse_provider
-from gate.inputs.promptfoo.yaml12 import load_yaml12
+from gate.promptfoo.inputs.files import FILE, parse_file, resolve
+from gate.promptfoo.inputs.js import js_regex, js_stringify
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment, unknown_filter
+from gate.promptfoo.inputs.providers import ProviderSpec, parse_provider
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 TEMPLATE_MARKS = ("{{", "{%", "{#")
 
@@ -166,6 +166,25 @@ def _python(value: Any, ctx: AssertionContext) -> tuple[str, str | None]:
     return inline_module(render(value, ctx))
 
 
+def transform_target(value: Any, key: str, ctx: AssertionContext) -> str:
+    """A transform of the output (an assertion's `transform`, a test's `options.transform`):
+    a Python file's function (`file://transforms.py:fn`, `get_transform` by default), run in
+    the sandbox as promptfoo runs it. Inline code is JavaScript to promptfoo: an error."""
+    text = value.strip() if isinstance(value, str) else ""
+    ref, _, function = text.removeprefix(FILE).partition(":")
+    if text.startswith(FILE) and ref.endswith(".py"):
+        try:
+            return module_target(resolve(ctx.base, ref, ctx.where), function or "get_transform")
+        except ValueError as exc:
+            raise ctx.error(f"`{key}`: {exc}") from None
+    shown = " ".join(text.split())[:60] or repr(value)
+    raise ctx.error(
+        f"`{key}` {shown!r} is JavaScript, which does not run here: write it as a Python "
+        f"function `get_transform(output, context)` and name its file (`{key}: "
+        "file://transforms.py`)"
+    )
+
+
 def _grader(raw: dict[str, Any], ctx: AssertionContext) -> ProviderSpec | None:
     spec = raw.get("provider") or ctx.options.get("provider")
     if isinstance(spec, dict) and "id" not in spec and isinstance(spec.get("text"), str | dict):
@@ -193,9 +212,11 @@ def parse_assertion(raw: Any, ctx: AssertionContext, *, in_set: bool = False) ->
     unknown = sorted(set(raw) - ASSERTION_KEYS)
     if unknown:
         raise ctx.error(f"assertion `{raw['type']}`: unknown key `{unknown[0]}`")
-    for key in ("transform", "contextTransform"):
-        if key in raw:
-            raise ctx.error(f"assertion `{raw['type']}`: `{key}` (JavaScript) is not supported")
+    if "contextTransform" in raw:
+        raise ctx.error(
+            f"assertion `{raw['type']}`: `contextTransform` is not supported (the context "
+            "types that read it do not run here)"
+        )
     full = raw["type"]
     if full == "assert-set" and not in_set:
         return _assert_set(raw, ctx)
@@ -213,6 +234,8 @@ def parse_assertion(raw: Any, ctx: AssertionContext, *, in_set: bool = False) ->
         "metric": render(metric, ctx) if isinstance(metric, str) else None,
         "config": raw.get("config") if isinstance(raw.get("config"), dict) else None,
     }
+    if raw.get("transform") is not None:
+        fields["transform"] = transform_target(raw["transform"], "transform", ctx)
     if kind == "python":
         fields["python_target"], fields["python_source"] = _python(raw.get("value"), ctx)
         fields["value"] = raw.get("value")

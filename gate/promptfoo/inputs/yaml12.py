@@ -6,7 +6,7 @@ as PyYAML's YAML 1.1 does. Pure.
 - Null is `~`, `null`, `Null`, `NULL` or nothing.
 - Integers are decimal (`0123` is 123, not octal), `0o17` or `0x1F`; `1_000` and `1:20` are
   strings. Floats need digits (`1e3` is a number, `.5` too), `.inf` and `.nan` count.
-- Numbers are JavaScript's (`gate.inputs.promptfoo.js.js_value`): `1.0` is the integer 1.
+- Numbers are JavaScript's (`gate.promptfoo.inputs.js.js_value`): `1.0` is the integer 1.
 - A date or timestamp (`2024-01-05`) becomes an empty object: what promptfoo hands a prompt
   after copying its variables (it prints `[object Object]`).
 - A repeated key is an error (js-yaml's), merge keys (`<<:`) work, and a file holds one
@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 import yaml
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.js import js_value
 from gate.inputs.sourcemap import Locator
+from gate.promptfoo.inputs.js import js_value
 
 BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 NULL = re.compile(r"^(?:~|null|Null|NULL|)$")

@@ -1,7 +1,7 @@
 """`promptfoo` kind: one prompt and one provider of a promptfoo config, called as promptfoo
 calls them. Each side reads its own config (in its checkout): the system is each side's own.
 
-The request is promptfoo's: the prompt rendered (`gate.providers.promptfoo_prompts`), read as
+The request is promptfoo's: the prompt rendered (`gate.promptfoo.systems.prompts`), read as
 messages the way the provider reads them, and the provider's `config` as parameters, with
 promptfoo's defaults (`temperature: 0`, `max_tokens: 1024`; none for OpenAI's reasoning
 models). OpenAI's endpoint is `config.apiHost`, `config.apiBaseUrl`, `$OPENAI_API_HOST`,
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,13 @@ from typing import Any
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import PromptfooSystem
 from gate.inputs.paths import relative_posix
-from gate.inputs.promptfoo.chat import ChatPromptError, anthropic_messages, openai_messages
-from gate.inputs.promptfoo.files import DiskFiles, load_ref
-from gate.inputs.promptfoo.js import js_json_loads, js_stringify
-from gate.inputs.promptfoo.providers import ProviderSpec
-from gate.inputs.promptfoo_suite.config import read_promptfoo
+from gate.promptfoo.inputs.chat import ChatPromptError, anthropic_messages, openai_messages
+from gate.promptfoo.inputs.config import read_promptfoo
+from gate.promptfoo.inputs.files import DiskFiles, load_ref
+from gate.promptfoo.inputs.js import js_json_loads, js_stringify
+from gate.promptfoo.inputs.providers import ProviderSpec
+from gate.promptfoo.systems.prompts import PromptfooPrompt
 from gate.providers.endpoints import anthropic_endpoint, openai_endpoint
-from gate.providers.promptfoo_prompts import PromptfooPrompt
 from gate.providers.transport import Endpoint
 from gate.providers.wire_formats import (
     AnthropicMessagesFormat,
@@ -176,6 +177,13 @@ class Pair:
             raise SystemCallError(f"prompt {self.prompt.display}: {exc}") from None
         messages = [Message(role=role, content=content) for role, content in pairs]  # type: ignore[arg-type]
         return rendered, messages
+
+
+def prompt_renderer(config: PromptfooSystem, root: Path) -> Callable[[dict[str, Any]], Any]:
+    """What renders the side's prompt of the pair for a case's vars (as the provider reads it):
+    an InputError when the config cannot be read, a GateError from the renderer when a case's
+    vars do not render (`gate validate`'s preflight)."""
+    return Pair(config, root).messages
 
 
 class PromptfooChatSystem:

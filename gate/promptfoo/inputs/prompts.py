@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.errors import InputError
-from gate.inputs.promptfoo.files import FILE, Files, expand, folder_of, is_glob, load_refs, read
-from gate.inputs.promptfoo.js import js_stringify
-from gate.inputs.promptfoo.yaml12 import load_yaml12
+from gate.promptfoo.inputs.files import FILE, Files, expand, folder_of, is_glob, load_refs, read
+from gate.promptfoo.inputs.js import js_stringify
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 DELIMITER = "---"
 NAME_CHARS = 40

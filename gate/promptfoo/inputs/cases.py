@@ -26,13 +26,14 @@ from typing import Any
 from gate.errors import InputError
 from gate.inputs.cases import Case
 from gate.inputs.policy import SEVERITIES
-from gate.inputs.promptfoo.assertion_values import parse_assertions
-from gate.inputs.promptfoo.assertions import AssertionContext, AssertionSet
-from gate.inputs.promptfoo.files import read
-from gate.inputs.promptfoo.providers import ProviderSpec, allowed_ref
-from gate.inputs.promptfoo_suite.config import PromptfooConfig
-from gate.inputs.promptfoo_suite.prompts import Prompt
-from gate.inputs.promptfoo_suite.tests import (
+from gate.promptfoo.inputs.assertion_values import parse_assertions, transform_target
+from gate.promptfoo.inputs.assertions import AssertionContext, AssertionSet
+from gate.promptfoo.inputs.config import PromptfooConfig
+from gate.promptfoo.inputs.files import read
+from gate.promptfoo.inputs.prompts import Prompt
+from gate.promptfoo.inputs.providers import ProviderSpec, allowed_ref
+from gate.promptfoo.inputs.scenarios import scenario_tests
+from gate.promptfoo.inputs.tests import (
     RawTest,
     check_test,
     default_test,
@@ -109,7 +110,8 @@ def promptfoo_cases(
         check_test(default, config.where("defaultTest"))
     rows: list[tuple[RawTest, dict[str, Any], dict[str, Any]]] = []
     named: list[dict[str, Any]] = []  # the variables each id is derived from
-    for index, raw in enumerate(raw_tests(config)):
+    tests = [(f"test {index + 1}", raw) for index, raw in enumerate(raw_tests(config))]
+    for name, raw in [*tests, *scenario_tests(config, default)]:
         check_test(raw.data, raw.where)
         test = merged(raw.data, default)
         if not _applies(test, prompt, provider):
@@ -118,7 +120,7 @@ def promptfoo_cases(
         combos = [test["vars"]] if options.get("disableVarExpansion") else None
         own = set(raw.data.get("vars") or {})
         for vars_ in combos or expansions(config, test["vars"], raw.where):
-            rows.append((raw, {**test, "_index": index}, vars_))
+            rows.append((raw, {**test, "_name": name}, vars_))
             expanded = {k for k, v in test["vars"].items() if isinstance(v, list)}
             named.append({k: v for k, v in vars_.items() if k in own or k in expanded})
     descriptions = [
@@ -137,7 +139,7 @@ def _case(
     where = raw.where
     values = loaded_vars(config, vars_, where)
     description = test.get("description")
-    name = f"test {test['_index'] + 1}" + (f" ({description})" if description else "")
+    name = test["_name"] + (f" ({description})" if description else "")
     ctx = AssertionContext(
         where=where,
         test=name,
@@ -152,9 +154,13 @@ def _case(
         isinstance(threshold, bool) or not isinstance(threshold, int | float)
     ):
         raise InputError(f"{name}: `threshold` must be a number", file=where)
+    options = test["options"]
+    key = "transform" if options.get("transform") else "postprocess"  # promptfoo's `||`
+    transform = options.get(key) or None
     assertions = AssertionSet(
         assertions=parse_assertions(test.get("assert"), ctx),
         threshold=float(threshold) if threshold is not None else None,
+        transform=None if transform is None else transform_target(transform, f"options.{key}", ctx),
     )
     metadata: dict[str, Any] = dict(test.get("metadata") or {})
     if isinstance(description, str):

@@ -1,5 +1,5 @@
 """A promptfoo prompt rendered as promptfoo's `renderPrompt` renders it, in jinja2's sandbox
-with nunjucks' filters and way of printing values (`gate.inputs.promptfoo.nunjucks`).
+with nunjucks' filters and way of printing values (`gate.promptfoo.inputs.nunjucks`).
 
 A prompt that is JSON (a chat prompt) has each of its strings rendered with the variables and
 is written back as indented JSON; any other prompt is rendered as a template, after each text
@@ -18,8 +18,8 @@ from jinja2 import Template, TemplateError, TemplateSyntaxError
 from jinja2.sandbox import SecurityError
 
 from gate.errors import InputError, SystemCallError
-from gate.inputs.promptfoo.js import js_json_loads, js_stringify
-from gate.inputs.promptfoo.nunjucks import promptfoo_environment, unknown_filter
+from gate.promptfoo.inputs.js import js_json_loads, js_stringify
+from gate.promptfoo.inputs.nunjucks import promptfoo_environment, unknown_filter
 
 _PARTIAL = re.compile(r"({%[^%]*$|{{[^}]*$|{#[^#]*$)", re.M)
 _RAW = re.compile(r"{%\s*raw\s*%}")

@@ -25,6 +25,7 @@ _OPENAI_KINDS = (
     "assistant", "completion", "embedding", "embeddings", "image", "moderation", "realtime",
     "responses", "transcription", "chatkit", "agents", "codex-sdk", "tts",
 )  # fmt: skip
+KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 SUPPORTED = "openai:<model>, openai:chat:<model> or anthropic:messages:<model>"
 ENTRY_KEYS = {"id", "label", "config", "prompts", "delay"}
 NOT_RUN = {
@@ -58,6 +59,12 @@ class ProviderSpec(BaseModel):
     def name(self) -> str:
         """How suites and comments name it: its label, else its id."""
         return self.label or self.id
+
+    @property
+    def key_env(self) -> str:
+        """The environment variable its API key is read from."""
+        named = self.config.get("apiKeyEnvar")
+        return named if isinstance(named, str) and named else KEY_ENVS[self.vendor]
 
     @property
     def key(self) -> str:

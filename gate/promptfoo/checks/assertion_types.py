@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from gate.inputs.promptfoo.assertions import Assertion
-from gate.inputs.promptfoo.js import js_json_loads, js_regex, js_string, js_stringify
-from gate.inputs.promptfoo.yaml12 import loads_json_mode
+from gate.promptfoo.inputs.assertions import Assertion
+from gate.promptfoo.inputs.js import js_json_loads, js_regex, js_string, js_stringify
+from gate.promptfoo.inputs.yaml12 import loads_json_mode
 
 if TYPE_CHECKING:
     from gate.report.output import SystemOutput

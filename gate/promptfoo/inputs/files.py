@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from gate.errors import InputError
 from gate.inputs.globs import glob_regex
-from gate.inputs.promptfoo.js import js_json_loads
-from gate.inputs.promptfoo.yaml12 import load_yaml12
+from gate.promptfoo.inputs.js import js_json_loads
+from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 FILE = "file://"
 WILDCARDS = "*?["
