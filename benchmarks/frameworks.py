@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,31 +42,35 @@ def project(root: Path, words: list[str]) -> None:
     (root / "prompts/support.md").write_text("".join(f"say: {w}\n" for w in words))
 
 
-def timed(command: list[str], root: Path, env: dict[str, str]) -> float:
+def timed(command: list[str], root: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall time, and the CPU time (user + system) of the whole process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode not in (0, 1):
         raise SystemExit(
             f"{' '.join(command[:4])} failed ({done.returncode}):\n{done.stderr[-2000:]}"
         )
-    return elapsed
+    return elapsed, cpu
 
 
-def median_of(rounds: int, run: Callable[[], float]) -> float:
-    return statistics.median(run() for _ in range(rounds))
+def median_of(rounds: int, run: Callable[[], tuple[float, float]]) -> tuple[float, float]:
+    runs = [run() for _ in range(rounds)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
-def row(name: str, sizes: list[int], plain: list[float], gated: list[float]) -> str:
+def row(name: str, what: str, sizes: list[int], plain: list[float], gated: list[float]) -> str:
     """The overhead at each size, and its split into a fixed part and a part per case (the
     slope between the smallest and the largest size)."""
     extra = [g - p for g, p in zip(gated, plain, strict=True)]
     slope = (extra[-1] - extra[0]) / (sizes[-1] - sizes[0])
     fixed = extra[0] - slope * sizes[0]
-    at = ", ".join(
-        f"{n}: {p:.2f} s → {g:.2f} s" for n, p, g in zip(sizes, plain, gated, strict=True)
-    )
-    return f"| {name} | {at} | {fixed:+.2f} s | {slope * 1000:+.1f} ms |"
+    pairs = zip(sizes, plain, gated, strict=True)
+    at = ", ".join(f"{n}: {p:.2f} → {g:.2f} s" for n, p, g in pairs)
+    return f"| {name} | {what} | {at} | {fixed:+.2f} s | {slope * 1000:+.1f} ms |"
 
 
 def measure(
@@ -76,12 +81,16 @@ def measure(
     env: dict[str, str],
     commands: tuple[list[str], list[str]],
 ) -> str:
-    plain, gated = [], []
+    plain: list[tuple[float, float]] = []
+    gated: list[tuple[float, float]] = []
     for n in sizes:
         project(root, [f"w{i}" for i in range(n)])
         plain.append(median_of(rounds, lambda: timed(commands[0], root, env)))
         gated.append(median_of(rounds, lambda: timed(commands[1], root, env)))
-    return row(name, sizes, plain, gated)
+    return "\n".join(
+        row(name, what, sizes, [p[k] for p in plain], [g[k] for g in gated])
+        for k, what in enumerate(("wall", "CPU"))
+    )
 
 
 def main() -> None:
@@ -117,9 +126,11 @@ def main() -> None:
                 rows.append(measure("inspect_ai", sizes, args.rounds, root, env, commands))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"median of {args.rounds} runs each; one side, one run per case; uid {os.geteuid()}")
-    print("| suite | cases: plain → gate run | overhead, fixed | overhead per case |")
-    print("|---|---|--:|--:|")
+    load = os.getloadavg()[0]
+    print(f"median of {args.rounds} runs each; one side, one run per case; uid {os.geteuid()}; "
+          f"{os.cpu_count()} cores, load average {load:.1f}")  # fmt: skip
+    print("| suite | time | cases: plain → gate run | overhead, fixed | overhead per case |")
+    print("|---|---|---|--:|--:|")
     print("\n".join(rows))
 
 
