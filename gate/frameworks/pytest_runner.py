@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+STOPPED = {2: "interrupted", 3: "an internal error", 4: "a usage error in its arguments or options"}
 OUTPUT_CHARS = 20_000
 DETAIL_CHARS = 1_000
 
@@ -145,13 +146,15 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     args += ["-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-rN"]
     if request.get("list"):
         args.append("--collect-only")
-    code = pytest.main(args, plugins=[plugin])
+    code = int(pytest.main(args, plugins=[plugin]))
+    if code in STOPPED and not plugin.results and not plugin.errors:
+        return {"error": f"pytest stopped before any test ran: {STOPPED[code]} (exit {code})"}
     return {
         "collected": plugin.collected,
         "marked": plugin.marked,
         "results": plugin.results,
         "errors": plugin.errors,
-        "exit": int(code),
+        "exit": code,
     }
 
 

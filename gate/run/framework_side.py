@@ -98,6 +98,13 @@ def run_framework_side(request: RunRequest) -> Summary:
         )
     suite = framework_suite(request)
     ids = wanted_ids(request.cases_from) if request.cases_from is not None else None
+    if request.show_progress:  # the framework reports at its end: say what runs meanwhile
+        what = (
+            suite.inspect.task
+            if suite.inspect
+            else " ".join(suite.pytest.args if suite.pytest else [])
+        )
+        print(f"[{request.label}] {suite.framework}: running {what}", file=sys.stderr, flush=True)
     started = time.perf_counter()
     with overlay(request.root, request.judging_root, list(suite.globs)) as run_dir:
         try:
