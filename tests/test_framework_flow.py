@@ -115,6 +115,18 @@ def test_a_loosened_test_is_judged_by_the_bases_and_named(tests_project: Author)
     said = sentence(change)
     assert "`tests/evals/test_support.py`" in said and "base's version" in said
     assert "tests/evals/test\\_support.py" in visible(unit.markdown)
+    metas = [
+        json.loads(
+            (tests_project.path / "reports/unit-evals" / f"{side}.jsonl")
+            .read_text()
+            .splitlines()[0]
+        )
+        for side in ("base", "head")
+    ]  # the head ran the base's test file, and its report says so
+    assert (
+        metas[0]["files"]["tests/evals/test_support.py"]
+        == metas[1]["files"]["tests/evals/test_support.py"]
+    )
 
 
 def test_a_conftest_the_pr_adds_is_not_run(tests_project: Author) -> None:

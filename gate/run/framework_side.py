@@ -63,8 +63,15 @@ def _meta(request: RunRequest, suite: FrameworkSuite, done: FrameworkRun, n: int
     root = request.root.resolve()
     sha, dirty = git_state(root)
     config = request.loaded.config
-    patterns = [*config.watch, *config.suite(request.suite).watch, *suite.globs]
-    watched = watched_files(root, patterns, skip=cache_dir(request))
+    # What ran: the side's own watched files, and the instrument as the run folder held it
+    # (the measuring checkout's files, not the side's edits of them).
+    own = watched_files(
+        root, [*config.watch, *config.suite(request.suite).watch], skip=cache_dir(request)
+    )
+    judging = request.judging_root
+    instrument = [p for p in watched_files(judging, list(suite.globs)) if p.is_file()]
+    files = hash_files([request.own.path, *own], [root, request.loaded.base_dir])
+    files |= hash_files(instrument, [judging])
     framework: dict[str, Any] = {"name": suite.framework, "instrument": list(suite.globs)}
     if done.notes:
         framework["skipped_by_marks"] = done.notes
@@ -78,7 +85,7 @@ def _meta(request: RunRequest, suite: FrameworkSuite, done: FrameworkRun, n: int
         git_dirty=dirty,
         config_file=str(request.loaded.path),
         system_config_file=str(request.system_config.path) if request.system_config else None,
-        files=hash_files([request.own.path, *watched], [root, request.loaded.base_dir]),
+        files=dict(sorted(files.items())),
         system=suite.describe(),
         repeats=_repeats(request, suite),
         concurrency=suite.concurrency,
