@@ -13,6 +13,7 @@ heldout_left_out  # RubricComparison (base.md.j2)
 judged_one_side
 nonzero  # ResamplingResult (comparison.json)
 id_chars  # render limits (base.md.j2, macros.md.j2)
+by_change  # ErrorGroup (macros.md.j2, macros.txt.j2)
 
 # Read by gate/sandbox, which the scan leaves out: gate.yml's sandbox settings, a hidden
 # test's expected value.

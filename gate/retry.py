@@ -48,6 +48,9 @@ class Failed:
     retry: bool = False  # whether another attempt may succeed
     asked_s: float | None = None  # the wait the server asked for; None when it said nothing
     status: int | None = None  # the HTTP status, if an answer came
+    # No later call will succeed either (a refused connection, a refused key): the caller
+    # stops calling, not only retrying.
+    final: bool = False
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,9 @@ def chat_repo(root: Path, model: ModelServer, **cache: str) -> Path:
 def check(repo: Path, env: dict[str, str]) -> dict[str, dict[str, int]]:
     done = run_gate("check", "--base", "main", cwd=repo, env={"UPKEEP_KEY": "k", **env})
     assert done.code == 0, done.err
-    summaries = {s: repo / "reports" / "s" / f"{s}.summary.json" for s in ("base", "head")}
+    summaries = {
+        s: repo / ".eval-gate/reports" / "s" / f"{s}.summary.json" for s in ("base", "head")
+    }
     return {side: json.loads(path.read_text())["cache"] for side, path in summaries.items()}
 
 
@@ -191,7 +193,7 @@ def test_both_sides_share_a_relative_folder_that_is_never_a_change(
     again = check(repo, env)
     assert model.requests == 0
     assert again == {"base": {"hits": 4, "misses": 0}, "head": {"hits": 4, "misses": 0}}
-    head = json.loads((repo / "reports/s/head.jsonl").read_text().splitlines()[0])
+    head = json.loads((repo / ".eval-gate/reports/s/head.jsonl").read_text().splitlines()[0])
     assert not [f for f in head["files"] if f.startswith("answers/")]  # not a watched file
     done = run_gate("check", "--base", "main", cwd=repo, env={"UPKEEP_KEY": "k", **env})
     assert "answers/" not in done.out  # not a change, in no diff

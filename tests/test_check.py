@@ -49,8 +49,8 @@ def test_uncommitted_regression_fails_and_prints_the_comment(clone: Path) -> Non
     assert done.stdout.startswith(MARKER) and "faq\\-002" in done.stdout
     assert "support: fail: pass rate 100.0% -> 83.3% (−16.7 points), 1 regressions" in done.stderr
     assert "verdict: fail" in done.stderr
-    assert (clone / "reports" / "support" / "base.jsonl").is_file()
-    assert (clone / "reports" / "support" / "head.jsonl").is_file()
+    assert (clone / ".eval-gate/reports" / "support" / "base.jsonl").is_file()
+    assert (clone / ".eval-gate/reports" / "support" / "head.jsonl").is_file()
     assert git(clone, "worktree", "list").count("\n") == 0
 
 
@@ -76,14 +76,14 @@ def test_nothing_watched_changed_is_skipped(clone: Path) -> None:
     done = gate("check", cwd=clone)
     assert done.returncode == 0, done.stderr
     assert "support: skipped: no watched file changed (1 changed" in done.stderr
-    assert not (clone / "reports").exists()
+    assert not (clone / ".eval-gate/reports").exists()
 
 
 def test_reports_folder_is_not_a_change(clone: Path) -> None:
     (clone / "prompts" / "support.md").write_text(prompt(WORDS) + "say: extra\n")
     assert gate("check", cwd=clone).returncode == 0
     (clone / "prompts" / "support.md").write_text(prompt(WORDS))  # back to the base
-    done = gate("check", "--out", "reports", cwd=clone)
+    done = gate("check", cwd=clone)  # the first check's reports are in the default --out
     assert done.returncode == 0 and "no file changed between the base and the head" in done.stderr
 
 

@@ -25,8 +25,10 @@ def test_demo_runs_a_real_pr_comparison_offline(tmp_path: Path) -> None:
     out = done.out
     assert "DEMO system" in out and "OPENAI_API_KEY" in out  # says what it is and how to go real
     assert "Eval Gate: fail" in out and "verdict: fail" in out
-    assert "Regressions: pass fraction fell by half or more (2)" in out  # repeats: 3
-    assert "Blocking cases failing on head (1)" in out and "faq-001" in out
+    # a regression no one can misread: four times the threshold, two blockers
+    assert "pass rate 81.8% → 69.7% (−12.1 pts, threshold 3)" in out
+    assert "Regressions: pass fraction fell by half or more (3)" in out  # repeats: 3
+    assert "Blocking cases failing on head (2)" in out and "faq-001" in out and "faq-002" in out
     assert "Fixes: fail on base, pass on head (2)" in out and "faq-003" in out and "faq-007" in out
     assert "Flaky" in out and "faq-005" in out
     assert "McNemar" in out and "confidence interval" in out
@@ -41,6 +43,12 @@ def test_demo_runs_a_real_pr_comparison_offline(tmp_path: Path) -> None:
         json.loads(x) for x in (folder / "reports/support/head.jsonl").read_text().splitlines()[1:]
     ]
     assert {x["id"]: x["status"] for x in base}["faq-001"] == "pass"
+    # the sides' progress lines and summaries say the pass rates the headline says
+    for side, shown in (("base", "81.8"), ("head", "69.7")):
+        assert f"[{side}] 11/11 (100%) · pass rate {shown}%" in done.err
+        summary = json.loads((folder / f"reports/support/{side}.summary.json").read_text())
+        assert f"{summary['pass_rate']:.1f}" == shown
+        assert f"[{side}] support: pass rate {summary['pass_rate']:.2f}% (11 cases" in done.err
     assert {x["id"]: x["status"] for x in head}["faq-001"] == "fail"
     assert next(x for x in head if x["id"] == "code-012")["status"] == "pass"  # ran in the sandbox
     comment = (folder / "comment.md").read_text()

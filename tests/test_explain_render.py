@@ -61,8 +61,13 @@ def comparison(pairs: list[tuple[CaseResult, CaseResult]], **update: object) -> 
 
 
 def explained(markdown: str) -> str:
-    start = markdown.index("### 🔎 Base vs head")
-    return markdown[start : markdown.find("\n### ", start + 1)]
+    """The deciding cases as they are explained: the blocking cases' and the regressions'
+    sections (each case once, where it is listed), without their table rows."""
+    start = min(markdown.find(t) for t in ("### 🛑", "### 📉") if t in markdown)
+    ends = [markdown.find(t, start) for t in ("\n### 🧾", "\n<details>", "\n### 📊")]
+    part = markdown[start : min(e for e in ends if e > 0)]
+    listed = re.compile(r"\n\| Case \|.*?\n\n", re.DOTALL)  # the cases past those explained
+    return listed.sub("\n", part + "\n\n")
 
 
 # --- the four regressions a team fears ----------------------------------------------------------
@@ -348,8 +353,8 @@ def test_many_long_regressions_fit_with_and_n_more() -> None:
     c = comparison(pairs, system_diff=SystemDiff(files=files))
     body = render_comment(c, CTX)
     assert len(body.encode("utf-16-le")) // 2 <= COMMENT_MAX_CHARS
-    assert "### 🔎 Base vs head (first" in body and "of 400)" in body
-    assert re.search(r"…and [0-9,]+ more cases in the \[full report\]", body)
+    assert "### 📉 Regressions: passed on base, fail on head (400)" in body
+    assert re.search(r"…and [0-9,]+ more regressions in the \[full report\]", body)
     assert re.search(r"…and [0-9,]+ more files in the \[full report\]", body)
     assert "more lines in the full report" in body
     parsed = structure(body)

@@ -34,6 +34,8 @@ def gate(
         if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_"))
     }
     env.update({"PYTHONPATH": str(REPO_ROOT), "GATE_CACHE_DIR": str(repo.parent / "cache")})
+    if args[:1] == ("validate",):  # validate calls nothing, but asks for the keys a run reads
+        env.update({"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
     if server is not None:
         env.update({
             "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "sk-test",
@@ -121,7 +123,7 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
     assert "support: pass: pass rate 100.0% -> 100.0% (±0.0 points)" in pr.stderr
     # The base is the prompt the first check ran: its answers come from the cache.
     assert server.requests == 3
-    base = json.loads((repo / "reports/support/base.summary.json").read_text())
+    base = json.loads((repo / ".eval-gate/reports/support/base.summary.json").read_text())
     assert base["cache"]["hits"] == 3
 
 

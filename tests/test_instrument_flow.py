@@ -463,7 +463,7 @@ def test_answers_committed_to_the_cache_folder_are_refused(project: Author) -> N
         "the repository (such as .answers/ab/abcdef.json): committed answers would be taken for "
         "the system's; remove them from git (the cache writes a .gitignore of its own)"
     ]
-    assert not (project.path / "reports").exists()
+    assert not (project.path / ".eval-gate/reports").exists()
 
 
 PROMPTFOO = """

@@ -175,7 +175,7 @@ def test_the_heads_new_case_is_asked_of_the_base_too(
     done = gate("check", "--base", "main", cwd=root)
     assert done.returncode == 0, done.stderr
     assert "1 cases compared (1 added by this PR, not in the delta)" in done.stdout
-    base = (root / "reports" / "support" / "base.jsonl").read_text().splitlines()[1:]
+    base = (root / ".eval-gate/reports" / "support" / "base.jsonl").read_text().splitlines()[1:]
     assert sorted(json.loads(line)["id"] for line in base) == ["hours", "refund"]
     added = {json.loads(line)["id"]: json.loads(line)["added"] for line in base}
     assert added == {"refund": False, "hours": True}
@@ -267,7 +267,7 @@ def test_held_out_detail_reaches_no_file_of_the_uploaded_folder(tmp_path: Path) 
     write(root, {"app.py": APP + "\n# edited\n"})
     done = gate("check", "--base", "main", cwd=root)
     assert done.returncode == 0, done.stderr
-    reports = root / "reports"
+    reports = root / ".eval-gate/reports"
     files = [p for p in reports.rglob("*") if p.is_file()]
     assert len(files) >= 4
     for path in files:

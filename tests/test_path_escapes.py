@@ -99,4 +99,4 @@ def test_a_path_out_of_the_repository_is_refused(tmp_path: Path, name: str) -> N
     (error,) = [line for line in done.err.splitlines() if line.startswith("gate: error: ")]
     assert where in error and what in error and "outside the checkout" in error
     assert MARKER not in done.out + done.err
-    assert not (author.path / "reports").exists()  # refused before either side ran
+    assert not (author.path / ".eval-gate/reports").exists()  # refused before either side ran

@@ -18,7 +18,7 @@ from helpers.cli import run_gate
 from helpers.pr_scenarios import drop, make_project, visible
 from helpers.servers.world import WORDS, World, prompt, serve_api, serve_world
 
-from gate.render.markdown import text
+from gate.render.markdown import prose, text
 
 LOOSER = "was not applied as given: it would loosen the policy"
 
@@ -102,4 +102,4 @@ def test_a_config_path_the_base_lacks_is_named(tmp_path: Path) -> None:
                     cwd=author.path, env={"GATE_CACHE_DIR": str(tmp_path / "cache")})  # fmt: skip
     assert done.code == 0, done.err  # the known gap: docs/security.md, what is knowingly left
     said = "the base has no `evals/gate.yml`, so the head's own instrument and policy judge"
-    assert text(said, 400) in visible(done.out)
+    assert prose(said, 400) in visible(done.out)

@@ -102,7 +102,10 @@ def test_model_settings_and_passthrough_parameters(tmp_path: Path) -> None:
         ("model: m\ntemperature: hot\n", 2, "temperature", "valid number"),
         ("model: m\nmax_tokens: 0\n", 2, "max_tokens", "greater than or equal to 1"),
         ("model: m\n\nstream: true\n", 3, "stream", "set by the gate"),
-        ("model: m\nwhen: 2024-01-01\n", 2, "when", "must be JSON data"),
+        ("model: m\nseed: 2024-01-01\n", 2, "seed", "must be JSON data"),
+        ("model: m\nextra_body: {when: 2024-01-01}\n", 2, "extra_body.when", "must be JSON data"),
+        ("modle: m\n", 1, "modle", "unknown key (did you mean `model`?)"),
+        ("model: m\nmax_token: 300\n", 2, "max_token", "(did you mean `max_tokens`?)"),
     ],
 )
 def test_bad_model_configs_name_file_line_and_key(

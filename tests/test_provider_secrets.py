@@ -98,9 +98,10 @@ def all_text(folder: Path) -> str:
 
 def test_keys_are_nowhere_in_what_the_gate_writes(project: Project, server: ModelServer) -> None:
     secret_project(project, server)
-    # the first answers of the run echo the key in an error body, as careless servers do
+    # the first answers of the run echo the key in an error body, as careless servers do (a
+    # 400: a 401 would stop the endpoint's every call, tests/test_dead_endpoints.py)
     server.script(
-        Scripted(401, {"error": {"message": f"Incorrect API key provided: Bearer {KEY}"}}),
+        Scripted(400, {"error": {"message": f"Incorrect API key provided: Bearer {KEY}"}}),
         Scripted(500, {"error": {"message": f"upstream failed for x-api-key={KEY}"}}),
         Scripted(500, {"error": {"message": f"upstream failed for x-api-key={KEY}"}}),
     )

@@ -58,7 +58,10 @@ def test_the_text_says_what_the_comment_says_without_markdown(tmp_path: Path) ->
         assert f"\n- ℹ️ {note}\n" in text
     for title in ("🛑 Blocking cases failing on head (1)", "📉 Regressions: passed on base"):
         assert f"▸ {title}" in text and title in comment
-    assert "  - blk · faq · 🆕 new: pass → fail · include:X no X" in text
+    # a blocking case once, with everything about it: since when, why, base vs head
+    assert "blk · faq · blocker · 🆕 new: pass → fail · failed: include:X\n  - the required" in text
+    assert text.count("blk · ") == 1
+    assert "One of them is a blocking case, shown above." in text
     assert "    - Register with the CAC first.\n    + Register first." in text  # base vs head
     assert "  - the required phrase CAC is missing on head; base said “Register with the CAC" in (
         text
@@ -73,7 +76,8 @@ def test_the_text_says_what_the_comment_says_without_markdown(tmp_path: Path) ->
 
 def test_tables_are_aligned_columns(tmp_path: Path) -> None:
     rows = [case(f"c{i}", task=["faq", "coding-tasks"][i % 2]) for i in range(8)]
-    c = compare(report(tmp_path, "base", rows), report(tmp_path, "head", rows), Policy())
+    head = [case(r["id"], "fail", task=r["task"]) if i < 2 else r for i, r in enumerate(rows)]
+    c = compare(report(tmp_path, "base", rows), report(tmp_path, "head", head), Policy())
     text = render_text(c, CTX)
     table = text[text.index("▸ 📊 Pass rate by task (2)") :].splitlines()[1:4]
     assert table[0].split() == ["Task", "Cases", "Base", "Head", "Δ", "pts", "Regressions", "Fixes"]

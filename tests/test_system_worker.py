@@ -130,7 +130,9 @@ def test_the_heads_system_cannot_reach_the_gate(tmp_path: Path, drop_box: Path) 
     root = author.path
     cache = root / ".gate-cache"  # in the workspace, as the Action keeps it
     entry, planted = planted_cache(cache)
-    bot = BOT + ATTACK.format(drop=str(drop_box), reports=str(root / "reports"), cache=str(cache))
+    bot = BOT + ATTACK.format(
+        drop=str(drop_box), reports=str(root / ".eval-gate/reports"), cache=str(cache)
+    )
     author.write({"prompts/support.md": drop("fees")["prompt"], "app/bot.py": bot})
 
     env = {**CREDENTIALS, "GATE_CACHE_DIR": str(cache)}
@@ -141,10 +143,10 @@ def test_the_heads_system_cannot_reach_the_gate(tmp_path: Path, drop_box: Path) 
     assert "(−12.5 pts, threshold 3) · 5 regressions" in visible(done.out)
     assert all("<code>" + case.replace("-", "\\-") + "</code>" in done.out for case in FEES)
     assert SECRET not in done.out + done.err
-    for report in (root / "reports").rglob("*.jsonl"):
+    for report in (root / ".eval-gate/reports").rglob("*.jsonl"):
         assert not report.read_text().startswith("forged")
         assert SECRET not in report.read_text()
-    assert not (root / "reports" / "support" / "forged.jsonl").exists()
+    assert not (root / ".eval-gate/reports" / "support" / "forged.jsonl").exists()
     assert entry.read_text() == planted and not (cache / "forged.json").exists()
 
     attempts = [json.loads(p.read_text()) for p in sorted(drop_box.iterdir())]

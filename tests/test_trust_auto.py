@@ -162,7 +162,7 @@ def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
     done = gate("check", "--base", "HEAD~1", cwd=repo)
     assert done.returncode in (0, 1), done.stderr
     assert "round 1: 80 cases, 1 more run each on both sides; delta " in done.stderr
-    lines = (repo / "reports/noisy/head.jsonl").read_text().splitlines()
+    lines = (repo / ".eval-gate/reports/noisy/head.jsonl").read_text().splitlines()
     meta, rows = json.loads(lines[0]), [json.loads(x) for x in lines[1:]]
     auto = meta["auto"]
     assert auto["rounds"] >= 1 and auto["stop"] in ("pass", "precise", "settled", "budget")
@@ -172,7 +172,8 @@ def test_auto_in_the_pr_flow(tmp_path: Path) -> None:
     assert min(r["repeats"] for r in rows) >= 3  # round 0 and the uniform round
     assert f"head {meta['auto']['calls']:,} (" in done.stdout and "stopped: " in done.stdout
     again = gate(
-        "compare", "reports/noisy/base.jsonl", "reports/noisy/head.jsonl", "--format", "json",
+        "compare", ".eval-gate/reports/noisy/base.jsonl",
+        ".eval-gate/reports/noisy/head.jsonl", "--format", "json",
         "-c", "gate.yml", cwd=repo,
     )  # fmt: skip
     comparison = json.loads(again.stdout)
@@ -279,7 +280,7 @@ def test_auto_records_the_plan_in_the_held_out_detail_reports_too(tmp_path: Path
     assert done.returncode in (0, 1), done.stderr
     assert "round 1: " in done.stderr
     for label in ("base", "head"):
-        public = (repo / f"reports/noisy/{label}.jsonl").read_text().splitlines()
+        public = (repo / f".eval-gate/reports/noisy/{label}.jsonl").read_text().splitlines()
         detail = (private / f"noisy/{label}.jsonl").read_text().splitlines()
         assert json.loads(detail[0])["auto"] == json.loads(public[0])["auto"]
         ends = [json.loads(line)["auto_end"] for line in detail[1:]]
@@ -322,7 +323,7 @@ def test_a_deterministic_regression_fails_quickly_under_auto(tmp_path: Path) -> 
     assert done.returncode == 1, done.stderr
     assert "noisy: fail: pass rate 100.0% -> 95.0% (−5.0 points)" in done.stderr
     assert "and the drop is significant against no change" in done.stdout  # the comment
-    meta = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])
+    meta = json.loads((repo / ".eval-gate/reports/noisy/head.jsonl").read_text().splitlines()[0])
     assert meta["auto"]["stop"] == "fail" and meta["auto"]["rounds"] == 0
     assert meta["auto"]["calls"] == 2 * 100  # two calls per case on this side
 
@@ -344,7 +345,9 @@ def test_the_rounds_budget_and_error_rate_are_the_bases(tmp_path: Path) -> None:
     commit(repo, "a PR that loosens its own gate")
     done = gate("check", "--base", "HEAD~1", cwd=repo)
     assert done.returncode in (0, 1), done.stderr
-    auto = json.loads((repo / "reports/noisy/head.jsonl").read_text().splitlines()[0])["auto"]
+    auto = json.loads((repo / ".eval-gate/reports/noisy/head.jsonl").read_text().splitlines()[0])[
+        "auto"
+    ]
     assert auto["level"] == 0.02 and auto["paid_calls"] <= 2 * 3 * 40
     shown = done.stdout.replace("\\", "")  # the comment's Markdown escapes
     assert "false_block_rate: 0.02 → 0.5; inconclusive: block → pass" in shown

@@ -71,8 +71,10 @@ def test_an_11_case_suite_cannot_enforce_3_points(tmp_path: Path) -> None:
     assert c.verdict == "pass" and c.power is not None
     assert c.power.case_weight_points == pytest.approx(100 / 11)
     assert c.power.detectable_points > 100 / 11
-    assert any("cannot enforce a 3-point threshold" in note for note in c.notes)
-    assert any("one case is 9.1 points" in note for note in c.notes)
+    # a property of the suite: said in Statistics; among the notes only where it decides
+    assert any("cannot enforce a 3-point threshold" in note for note in c.resolution)
+    assert any("one case is 9.1 points" in note for note in c.resolution)
+    assert not any("enforce" in note for note in c.notes)
     markdown = render_comment(c, RenderContext())
     assert "Resolution:" in markdown and "one case is 9.1 pts" in markdown
     assert "catches a drop of" in markdown
@@ -91,7 +93,8 @@ def test_a_large_suite_has_no_note_and_a_small_one_is_told(tmp_path: Path) -> No
     assert c.power.se_points == pytest.approx(
         100 * math.sqrt((2000 // 7 + 1) * 2 * 0.25) / 2000, rel=1e-6
     )  # each flaky case: 1/2 on each side, whose variance estimate is (1/2)(1/2) / (2 - 1)
-    assert not any("catches only" in note or "enforce" in note for note in c.notes)
+    said = c.notes + c.resolution
+    assert not any("catches only" in note or "enforce" in note for note in said)
     few = rows[:300]
     base, head = (
         write_report(tmp_path, "b2", few, repeats=2),
@@ -102,6 +105,7 @@ def test_a_large_suite_has_no_note_and_a_small_one_is_told(tmp_path: Path) -> No
     # fixed repeats fail on the threshold alone: the note is of the false blocks noise makes
     noise = scipy_stats.norm.cdf(-3 / small.power.se_points)
     assert noise > 0.02
-    assert any(f"in about {100 * noise:.3g}% of PRs that change nothing" in n for n in small.notes)
+    said = small.resolution  # a pass: in Statistics, not among the notes
+    assert any(f"in about {100 * noise:.3g}% of PRs that change nothing" in n for n in said)
     tested = compare(read_report(base), read_report(head), Policy(require_significance=True))
-    assert any("catches only drops of" in note for note in worded(tested).notes)
+    assert any("catches only drops of" in note for note in worded(tested).resolution)

@@ -62,12 +62,12 @@ def _repo(root: Path, server: ModelServer, **keys: object) -> Path:
 
 
 def _outputs(repo: Path) -> list[str]:
-    lines = (repo / "reports/coin/head.jsonl").read_text().splitlines()[1:]
+    lines = (repo / ".eval-gate/reports/coin/head.jsonl").read_text().splitlines()[1:]
     return [json.loads(line)["output"] for line in lines]
 
 
 def _runs(repo: Path) -> dict[str, list[str]]:
-    lines = (repo / "reports/coin/head.jsonl").read_text().splitlines()[1:]
+    lines = (repo / ".eval-gate/reports/coin/head.jsonl").read_text().splitlines()[1:]
     return {r["id"]: [a["output"] for a in r["attempts"]] for r in map(json.loads, lines)}
 
 
@@ -115,8 +115,8 @@ def test_auto_rounds_replay_from_the_cache(tmp_path: Path, coin_server: ModelSer
 
 def _auto(repo: Path) -> tuple[dict, dict[str, int]]:
     """The head report's `auto` record and each base case's runs."""
-    head = (repo / "reports/coin/head.jsonl").read_text().splitlines()
-    base = (repo / "reports/coin/base.jsonl").read_text().splitlines()[1:]
+    head = (repo / ".eval-gate/reports/coin/head.jsonl").read_text().splitlines()
+    base = (repo / ".eval-gate/reports/coin/base.jsonl").read_text().splitlines()[1:]
     return json.loads(head[0])["auto"], {r["id"]: r["repeats"] for r in map(json.loads, base)}
 
 

@@ -52,15 +52,44 @@ def test_actions_are_pinned_to_commits_and_the_gate_to_a_release() -> None:
                 assert SHA_PIN.search(line), f"{workflow.name}: {line.strip()}"
 
 
+def workflow_blocks(doc: Path) -> list[str]:
+    blocks = re.findall(r"```ya?ml\n(.*?)```", doc.read_text(), re.S)
+    return [block for block in blocks if "jobs:" in block and "runs-on:" in block]
+
+
 def test_docs_link_the_files_instead_of_copying_them() -> None:
     action_md = (ROOT / "docs/action.md").read_text()
-    readme = (ROOT / "README.md").read_text()
     for example in EXAMPLES:
         assert f"](../examples/{example.name})" in action_md, example.name
-        assert f"](examples/{example.name})" in readme, example.name
-    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        for block in re.findall(r"```ya?ml\n(.*?)```", doc.read_text(), re.S):
-            assert not ("jobs:" in block and "runs-on:" in block), f"a workflow copy in {doc}"
+    assert "](examples/pr-gate.yml)" in (ROOT / "README.md").read_text()
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        assert workflow_blocks(doc) == [], f"a workflow copy in {doc}"
+
+
+def test_the_readmes_workflow_is_the_minimal_gate_with_steps_left_out() -> None:
+    """The README shows the workflow on the page (a newcomer needs no other): the file `gate
+    init` writes, with the cache and upload steps left out and nothing else changed, so it
+    cannot drift from the file CI lints."""
+    (block,) = workflow_blocks(ROOT / "README.md")
+    shown = yaml.safe_load(block)
+    full = yaml.safe_load((ROOT / "examples/pr-gate.yml").read_text())
+    assert {k: v for k, v in shown.items() if k != "jobs"} == {
+        k: v for k, v in full.items() if k not in ("jobs", "concurrency")
+    }
+    (job,) = shown["jobs"].values()
+    full_job = full["jobs"]["gate"]
+    assert {k: v for k, v in job.items() if k != "steps"} == {
+        k: v for k, v in full_job.items() if k != "steps"
+    }
+    steps = full_job["steps"]
+    assert all(step in steps for step in job["steps"])
+    assert [s["uses"].split("@")[0] for s in job["steps"]] == [
+        "actions/checkout",
+        "eval-gate/eval-gate",
+    ]
+    for line in block.splitlines():  # the same pins, with their version comments
+        if "uses:" in line:
+            assert line in (ROOT / "examples/pr-gate.yml").read_text().splitlines()
 
 
 def test_the_release_workflow_tests_the_image_before_pushing_it() -> None:

@@ -12,9 +12,7 @@ from gate.errors import InputError
 from gate.flow.pr import SuiteOutcome, combined_verdict, exit_code, exit_on_sigterm, run_check
 from gate.inputs.policy import policy_value
 from gate.render import render_text
-from gate.render.headline import accepted_by
-from gate.render.reasons import words
-from gate.render.values import pct, pts
+from gate.render.headline import terminal_line
 
 
 def add_parser(sub: Any) -> None:
@@ -35,7 +33,10 @@ def add_parser(sub: Any) -> None:
         help="branch, tag or commit to compare with (default: origin/HEAD, else main or master)",
     )
     p.add_argument(
-        "--out", default="reports", help="folder for the two reports per suite (default: reports)"
+        "--out",
+        default=".eval-gate/reports",
+        help="folder for the two reports per suite (default: .eval-gate/reports, which the "
+        ".gitignore of `gate init` ignores)",
     )
     p.add_argument("--threshold", type=float, metavar="POINTS", help="override `threshold`")
     p.add_argument(
@@ -74,18 +75,7 @@ def add_parser(sub: Any) -> None:
 
 
 def headline(outcome: SuiteOutcome) -> str:
-    c = outcome.comparison
-    if c.verdict == "skipped":
-        return f"{outcome.suite}: skipped: {'; '.join(words(c).reasons)}"
-    if not c.head.n:  # nothing ran: a side could not, or the PR removed the suite
-        return f"{outcome.suite}: {c.verdict}: {'; '.join(words(c).reasons)}"
-    label = accepted_by(c)
-    return (
-        f"{outcome.suite}: {c.verdict}: pass rate {pct(c.base_pass_rate)} -> "
-        f"{pct(c.head_pass_rate)} ({pts(c.delta_points)} points), "
-        f"{len(c.regressions)} regressions, {len(c.fixes)} fixes"
-        + (f" (a fail, accepted by the label {label!r})" if label else "")
-    )
+    return f"{outcome.suite}: {terminal_line(outcome.comparison)}"
 
 
 def write_preview(path: Path, markdown: str) -> None:

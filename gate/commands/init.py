@@ -10,6 +10,7 @@ from gate.errors import InputError
 from gate.init.detect import scan
 from gate.init.files import files_for, write_files
 from gate.init.frameworks import existing_evals_plan
+from gate.init.gitignore import ignore_gate_folder
 from gate.init.overrides import apply_overrides
 from gate.init.plan import make_plan
 from gate.init.promptfoo import promptfoo_configs
@@ -22,8 +23,9 @@ def add_parser(sub: Any) -> None:
         description=(
             "Find the prompt templates, model configs (YAML with `model:`) and Python entry "
             "point of the repository, then write gate.yml, a starter case file and "
-            ".github/workflows/eval-gate.yml. Asks nothing; never overwrites a file without "
-            "--force. The rules it uses are in docs/init.md."
+            ".github/workflows/eval-gate.yml, and add the gate's own folder (.eval-gate/: "
+            "reports, response cache) to .gitignore. Asks nothing; never overwrites a file "
+            "without --force. The rules it uses are in docs/init.md."
         ),
     )
     p.add_argument("--dir", default=".", help="the repository's root (default: .)")
@@ -57,6 +59,9 @@ def handle(args: argparse.Namespace) -> int:
         print(f"  {line}")
     for verb, name in written:
         print(f"{verb} {name}")
+    ignored = ignore_gate_folder(root)  # where `gate check` writes its reports
+    if ignored:
+        print(ignored)
     config_path = Path(args.dir) / "gate.yml"
     examples = (
         ""

@@ -20,10 +20,24 @@ def use_colour() -> bool:
 
 
 def describe(summary: Summary, path: Path) -> str:
+    """`support: 9/11 passed (81.82%), 2 failed, 0 errors -> PATH`; with repeats the pass
+    rate comes first, the one the comparison reads (the mean of the cases' pass fractions),
+    then the cases by the outcome of most of their runs."""
     rate = "no case" if summary.pass_rate is None else f"{summary.pass_rate:.2f}%"
+    meta = summary.meta
+    if meta.repeats > 1 or meta.auto is not None:
+        runs = "repeats: auto" if meta.auto is not None else f"{meta.repeats} runs each"
+        counts = (
+            f"pass rate {rate} ({summary.n} cases, {runs}; {summary.passed} passed most runs"
+            f", {summary.failed} failed, {summary.errors} errors)"
+        )
+    else:
+        counts = (
+            f"{summary.passed}/{summary.n} passed ({rate})"
+            f", {summary.failed} failed, {summary.errors} errors"
+        )
     return (
-        f"{summary.meta.suite}: {summary.passed}/{summary.n} passed ({rate})"
-        f", {summary.failed} failed, {summary.errors} errors"
+        f"{meta.suite}: {counts}"
         + (f", {summary.needs_review} need review" if summary.needs_review else "")
         + judge_part(summary.judge)
         + "".join(retries_part(role, counts) for role, counts in summary.http.items())

@@ -18,7 +18,17 @@ ALL_ERRORED = 3  # the same code as an error verdict
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a suite against one checkout and write its report")
+    p = sub.add_parser(
+        "run",
+        help="run a suite against one checkout and write its report",
+        description=(
+            "Run the suites of a config (or one, --suite) against one checkout (--root): ask "
+            "the system every case, check each answer and write OUT/LABEL.jsonl (a metadata "
+            "line, then one line per case) and OUT/LABEL.summary.json. One side of a "
+            "comparison: `gate compare` pairs two such reports. Exit 0 when it ran, 3 when "
+            "every case ended in an error, 2 bad input."
+        ),
+    )
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
     p.add_argument("--suite", help="suite name (default: every suite in the config)")
     p.add_argument("--root", default=".", help="checkout whose prompts, config and code are used")

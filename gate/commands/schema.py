@@ -11,7 +11,16 @@ from gate.inputs.schema import schema_for
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("schema", help="print the JSON Schema of gate.yml or of a case")
+    p = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of gate.yml or of a case",
+        description=(
+            "Print the JSON Schema of gate.yml (`config`) or of one case (`case`), generated "
+            "from the models the gate validates with, for editor completion and validation: "
+            "`gate schema config --out gate.schema.json`, then "
+            "`# yaml-language-server: $schema=./gate.schema.json` atop gate.yml."
+        ),
+    )
     p.add_argument("kind", choices=["config", "case"], help="which schema")
     p.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(handler=handle)

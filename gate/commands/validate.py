@@ -23,6 +23,14 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
         help="lint config and suites; run each case's reference through its own checks",
+        description=(
+            "Check, without calling a model, what `gate run` would refuse: the config, the "
+            "case files, the files each system names (prompts, model configs, a python "
+            "target, the sandbox's pythonpath) and the comment templates, each problem with "
+            "its file, line and key. Then run each case's `reference` through the case's own "
+            "checks: a case whose reference fails is broken. Exit 0 ok, 1 broken cases, 2 bad "
+            "input."
+        ),
     )
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
     p.add_argument("--suite", help="only this suite")
@@ -31,7 +39,12 @@ def add_parser(sub: Any) -> None:
         default=".",
         help="the checkout whose prompts, model configs, code and pythonpath are used (default: .)",
     )
-    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text for a person, json for a script (default: text)",
+    )
     p.set_defaults(handler=handle)
 
 

@@ -6,8 +6,11 @@ app as shipped; the PR commit edits the prompt and the model config the way a re
 Then the very code path of `gate check` runs on it: change detection, both runs, comparison,
 verdict, the comment.
 
-What the PR does, and what the comment therefore shows:
-- drops the prompt's rule to name the CAC: a blocker case and a held-out case regress;
+What the PR does, and what the comment therefore shows: a regression no one can misread (two
+blockers fail and the pass rate drops 12 points, four times the threshold) beside what the PR
+did get right, so the comparison has both sides to show:
+- drops the prompt's rules to name the CAC and never to claim to be a lawyer ("shorter"): two
+  blocker cases and a held-out case regress;
 - adds a rule to mention transfer fees, and switches to the `-large-` model: two fixes;
 - raises the temperature to 0.7: with `repeats: 3` the opening-hours case becomes flaky.
 """
@@ -47,6 +50,9 @@ MODEL_CONFIG = "app/config/model.yaml"
 CAC_RULE = (
     "- Always name the Corporate Affairs Commission (CAC) when a question is about registration.\n"
 )
+LAWYER_RULE = (
+    "- Never claim to be a lawyer or give legal advice; point to a licensed professional.\n"
+)
 FEE_RULE = "- Mention the fee when a question is about transfers.\n"
 AUTHOR = git.Actor("Eval Gate demo", "demo@eval-gate.invalid")
 
@@ -84,6 +90,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 def apply_pr(repo: Path) -> None:
     """The demo PR: a shorter prompt with a new rule, and a bigger, warmer model."""
     _edit(repo / PROMPT, CAC_RULE, "")
+    _edit(repo / PROMPT, LAWYER_RULE, "")
     _edit(repo / PROMPT, "- Answer in at most", FEE_RULE + "- Answer in at most")
     _edit(repo / MODEL_CONFIG, "model: ledgerly-small-offline", "model: ledgerly-large-offline")
     _edit(repo / MODEL_CONFIG, "temperature: 0.0", "temperature: 0.7")

@@ -4,8 +4,9 @@ Read as syntax trees, never imported: a top-level public function with exactly o
 parameter, in a module that imports an LLM SDK (openai, anthropic, litellm, ...) or names one of
 the prompt or model-config files found; the function must be named like an entry point
 (`answer`, `respond`, `chat`, ...), call its parameter like an input (`question`, `request`, ...)
-or read keys from it (`question["text"]`). Test files are skipped. Among several, an
-entry-point name wins, then the shortest path.
+or read keys from it (`question["text"]`). Test files are skipped. Among several, one that can
+take the case's input dict wins (`def reply(question: str)` cannot: `gate.inputs.signature`),
+then an entry-point name, then the shortest path.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from gate.inputs.signature import Param, input_problem
 
 LLM_SDKS = {
     "openai", "anthropic", "litellm", "langchain", "langchain_openai", "langchain_anthropic",
@@ -28,6 +31,52 @@ class PythonTarget:
     path: str
     input_keys: tuple[str, ...]  # keys the function reads from its argument, in order
     sdks: tuple[str, ...] = ()  # the LLM SDKs its module imports, sorted
+    problem: str | None = None  # why it cannot take the case's input dict (`input_problem`)
+    line: int | None = None  # of its `def`
+
+
+def _annotation(arg: ast.arg) -> str | None:
+    return ast.unparse(arg.annotation) if arg.annotation else None
+
+
+def parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Param]:
+    """A function's parameters as `gate.inputs.signature` judges them, read from its syntax."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = len(positional) - len(args.defaults)
+    params = [
+        Param(
+            a.arg,
+            "positional_only" if a in args.posonlyargs else "positional_or_keyword",
+            i >= defaults,
+            _annotation(a),
+        )
+        for i, a in enumerate(positional)
+    ]
+    if args.vararg:
+        params.append(Param(args.vararg.arg, "var_positional", True, _annotation(args.vararg)))
+    params += [
+        Param(a.arg, "keyword_only", d is not None, _annotation(a))
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    if args.kwarg:
+        params.append(Param(args.kwarg.arg, "var_keyword", True))
+    return params
+
+
+def signature_problem(text: str, target: str) -> tuple[str | None, int | None]:
+    """Why the top-level function `target` names in the module `text` cannot take the case's
+    input dict, and the line of its `def`; (None, None) when it can, or is not found there
+    (imported from elsewhere, built at run time: `gate validate` checks it imported)."""
+    name = target.partition(":")[2]
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None, None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return input_problem(parameters(node), target), node.lineno
+    return None, None
 
 
 def module_name(path: str) -> str | None:
@@ -124,11 +173,14 @@ def entry_points(path: str, text: str, known_files: set[str]) -> list[PythonTarg
         keys = keys_read(node, param)
         # A loader such as `load_config(path)` is no entry point: ask for a sign of one.
         if node.name in ENTRY_NAMES or param in INPUT_PARAMS or keys:
-            found.append(PythonTarget(f"{module}:{node.name}", path, keys, sdks))
+            target = f"{module}:{node.name}"
+            problem = input_problem(parameters(node), target)
+            found.append(PythonTarget(target, path, keys, sdks, problem, node.lineno))
     return found
 
 
-def rank(target: PythonTarget) -> tuple[int, int, str]:
+def rank(target: PythonTarget) -> tuple[bool, int, int, str]:
+    """One that can take the input dict first; then an entry-point name, the shortest path."""
     name = target.target.rpartition(":")[2]
     preferred = ENTRY_NAMES.index(name) if name in ENTRY_NAMES else len(ENTRY_NAMES)
-    return (preferred, target.path.count("/"), target.target)
+    return (target.problem is not None, preferred, target.path.count("/"), target.target)

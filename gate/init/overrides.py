@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gate.errors import InputError
 from gate.init.detect import Findings, Prompt, model_of, template_inputs, template_problem
-from gate.init.entry_points import PythonTarget
+from gate.init.entry_points import PythonTarget, signature_problem
 
 
 def relative(root: Path, name: str, flag: str) -> str:
@@ -33,7 +33,7 @@ def apply_overrides(
         module, _, func = target.partition(":")
         if not module or not func:
             raise InputError(f"must look like module:function, got {target!r}", key="--target")
-        found.targets = [PythonTarget(target, module.replace(".", "/") + ".py", ())]
+        found.targets = [named_target(root, target)]
     if prompts:
         found.prompts = [named_prompt(root, name) for name in prompts]
         if not target:
@@ -45,6 +45,18 @@ def apply_overrides(
             raise InputError("needs a string `model:` key", file=path, key="--model-config")
         found.model_configs, found.models = [path], {path: model}
     return found
+
+
+def named_target(root: Path, target: str) -> PythonTarget:
+    """`--target module:function`, its signature read from the module's file when it is in
+    the repository (`signature_problem`)."""
+    module = target.partition(":")[0].replace(".", "/")
+    for path in (f"{module}.py", f"{module}/__init__.py"):
+        if (root / path).is_file():
+            text = (root / path).read_text(encoding="utf-8", errors="replace")
+            problem, line = signature_problem(text, target)
+            return PythonTarget(target, path, (), problem=problem, line=line)
+    return PythonTarget(target, f"{module}.py", ())
 
 
 def named_prompt(root: Path, name: str) -> Prompt:

@@ -125,7 +125,12 @@ def make_plan(findings: Findings) -> Plan:
     """A Python entry point wins: evaluating the app's own code covers what it does around
     the prompt. Otherwise one suite per prompt template, with the nearest model config."""
     if findings.targets:
-        return python_plan(findings.targets[0], findings)
+        target = findings.targets[0]  # ranked: one that takes the input dict comes first
+        if target.problem is not None:
+            module = target.target.partition(":")[0]
+            then = f"; then `gate init --target {module}:answer`"
+            raise InputError(target.problem + then, file=target.path, line=target.line)
+        return python_plan(target, findings)
     if findings.prompts:
         return prompt_plan(findings)
     raise InputError(

@@ -35,9 +35,24 @@ def _api_key(
     environ: Mapping[str, str], name: str, url: str, key: str
 ) -> tuple[str | None, Secrets]:
     value = environ.get(name) or None
-    if value is None and urlsplit(url).hostname in _KEYED_HOSTS:
-        raise InputError(f"environment variable {name} is not set (the API key)", key=key)
+    host = urlsplit(url).hostname
+    if value is None and host in _KEYED_HOSTS:
+        raise InputError(
+            f"the API key for {host} is read from the environment variable {name}, which is "
+            f"not set: set it (a workflow passes it from a secret: `env: {name}: "
+            f"${{{{ secrets.{name} }}}}`), or name the variable that holds the key with "
+            "`api_key_env`",
+            key=key,
+        )
     return value, Secrets([value] if value else [])
+
+
+def _url_from(base_url: str | None, env_name: str, key: str, name: str = "base_url") -> str:
+    """Where a dead endpoint's URL is fixed: gate.yml's (or the model config's) key, or the
+    environment variable it came from."""
+    if base_url is None:
+        return f"${env_name}"
+    return f"`{name}`" if key == "system" else f"`{key}.{name}`"
 
 
 def openai_endpoint(
@@ -55,7 +70,13 @@ def openai_endpoint(
         headers = {"api-key": api_key} if azure else {"Authorization": f"Bearer {api_key}"}
     provider = "openai" if host == "api.openai.com" else "azure" if azure else "openai-compatible"
     return Endpoint(
-        provider=provider, url=url, display_url=redact_url(url), headers=headers, secrets=secrets
+        provider=provider,
+        url=url,
+        display_url=redact_url(url),
+        headers=headers,
+        secrets=secrets,
+        url_from=_url_from(base_url, "OPENAI_BASE_URL", key),
+        key_env=name,
     )
 
 
@@ -77,6 +98,8 @@ def anthropic_endpoint(
         display_url=redact_url(url),
         headers=headers,
         secrets=secrets,
+        url_from=_url_from(base_url, "ANTHROPIC_BASE_URL", key),
+        key_env=name,
     )
 
 
@@ -86,5 +109,10 @@ def service_endpoint(
     _check_url(url, f"{key}.url")
     resolved, secrets = expand_headers(headers, environ, f"{key}.headers")
     return Endpoint(
-        provider="http", url=url, display_url=redact_url(url), headers=resolved, secrets=secrets
+        provider="http",
+        url=url,
+        display_url=redact_url(url),
+        headers=resolved,
+        secrets=secrets,
+        url_from=_url_from(url, "", key, "url"),
     )

@@ -29,18 +29,20 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate.errors import InputError, SystemCallError
-from gate.inputs.sourcemap import Locator, load_yaml, validation_error
+from gate.inputs.sourcemap import Locator, key_line, load_yaml, validation_error
 from gate.promptfoo.inputs.nunjucks import NUNJUCKS_FILTERS, unknown_filter
+from gate.providers.model_params import GATES_OWN, foreign_param, unknown_key
 from gate.providers.prompt_sources import PromptSources
 from gate.providers.wire_formats import Message, Role
 
 _MARKER = re.compile(r"^[ \t]*\[\[(system|user|assistant)\]\][ \t]*$", re.MULTILINE)
 # Parameters the gate sets itself; a model config may not override them.
-RESERVED_PARAMS = ("messages", "stream", "model_config")
+RESERVED_PARAMS = tuple(sorted(GATES_OWN))
 
 
 class ModelSettings(BaseModel):
-    """`model_config` YAML: `model`, optional common keys, any other provider parameter."""
+    """`model_config` YAML: `model`, optional common keys, the provider's documented request
+    parameters (`gate.providers.model_params`), and `extra_body` for any other."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -53,13 +55,16 @@ class ModelSettings(BaseModel):
     )
     base_url: str | None = Field(None, description="The provider's endpoint for this model")
     api_key_env: str | None = Field(None, description="Environment variable holding the key")
+    extra_body: dict[str, Any] | None = Field(
+        None, description="Parameters sent as they are: those only some server takes"
+    )
 
     def params(self) -> dict[str, Any]:
         """The request parameters: everything but `model`, `system` and where to send them
-        (`provider`, `base_url`, `api_key_env`), unset keys left out."""
+        (`provider`, `base_url`, `api_key_env`), unset keys left out; `extra_body` last."""
         common = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         params = {k: v for k, v in common.items() if v is not None}
-        return {**params, **(self.model_extra or {})}
+        return {**params, **(self.model_extra or {}), **(self.extra_body or {})}
 
 
 def load_model_settings(path: Path, display: str) -> tuple[ModelSettings, Locator]:
@@ -70,15 +75,37 @@ def load_model_settings(path: Path, display: str) -> tuple[ModelSettings, Locato
     data, locator = load_yaml(text, display)
     if not isinstance(data, dict):
         raise InputError("a model config must be a mapping with at least `model`", file=display)
+    for name in data:  # before `model` is found missing: `modle:` is the one to name
+        problem = unknown_key(str(name))
+        if problem:
+            line = key_line(locator, (name,))
+            raise InputError(problem, file=display, line=line, key=str(name))
     try:
         settings = ModelSettings.model_validate(data)
     except ValidationError as err:
         raise validation_error(err, file=display, data=data, locator=locator) from None
-    for name, value in (settings.model_extra or {}).items():
-        problem = _param_problem(name, value)
+    extra: list[tuple[tuple[str, ...], Any]] = [
+        ((name,), value) for name, value in (settings.model_extra or {}).items()
+    ]
+    extra += [(("extra_body", name), value) for name, value in (settings.extra_body or {}).items()]
+    for loc, value in extra:
+        problem = _param_problem(str(loc[-1]), value)
         if problem:
-            raise InputError(problem, file=display, line=locator.line((name,)), key=name)
+            key = ".".join(str(part) for part in loc)
+            raise InputError(problem, file=display, line=locator.line(loc), key=key)
     return settings, locator
+
+
+def provider_problem(
+    settings: ModelSettings, locator: Locator, kind: str, display: str
+) -> InputError | None:
+    """A parameter of another provider's in a model config that this side sends to `kind`
+    (the model config's `provider:`, or the suite's `kind`)."""
+    for name in settings.model_extra or {}:
+        problem = foreign_param(name, kind)
+        if problem:
+            return InputError(problem, file=display, line=key_line(locator, (name,)), key=name)
+    return None
 
 
 def _param_problem(name: str, value: Any) -> str | None:

@@ -1,7 +1,10 @@
 """One pooled HTTP session per provider; retried by `gate.retry`, through the shared throttle.
 
 Every failure that survives the retries becomes a `ProviderError` whose message says what
-happened (status, attempts) with every secret scrubbed out.
+happened (status, attempts) with every secret scrubbed out. A failure no retry mends (a refused
+connection, an unknown host, 401, 403, 404: `gate.providers.dead_ends`) is not retried, and
+the endpoint's later calls fail at once with the same words (a circuit breaker per endpoint):
+each of their cases is still an error, none waits out the retries of a dead endpoint.
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ from requests.adapters import HTTPAdapter
 
 from gate.errors import SystemCallError
 from gate.providers.backoff import is_retryable_status, server_delay
+from gate.providers.dead_ends import (
+    DEAD_STATUSES,
+    Where,
+    connection_dead_end,
+    dead_end_message,
+)
 from gate.providers.secrets import Secrets
 from gate.providers.throttle import Throttle, ThrottleTimeout
 from gate.providers.traffic import Traffic
@@ -48,6 +57,16 @@ class Endpoint:
     display_url: str
     headers: dict[str, str] = field(default_factory=dict)
     secrets: Secrets = field(default_factory=Secrets)
+    url_from: str = "`base_url`"  # where the URL is set, for the fix of a dead endpoint
+    key_env: str | None = None  # the variable its API key comes from (None: it takes none)
+
+    def where(self) -> Where:
+        return Where(
+            display_url=self.display_url,
+            url_from=self.url_from,
+            key_env=self.key_env,
+            key_sent=bool(self.secrets),
+        )
 
 
 def bypasses_proxy(host: str, no_proxy: str) -> bool:
@@ -132,6 +151,7 @@ class Transport:
         self.throttle = throttle or Throttle(pool_size)
         self.stats = Traffic()
         self._rng = rng or random.Random()
+        self._dead: ProviderError | None = None  # the failure every later call repeats
         self._session = requests.Session()
         self._session.trust_env = False  # proxies and CA come from the environ passed in
         self._session.proxies = proxies_for(endpoint.url, environ)
@@ -145,6 +165,9 @@ class Transport:
 
     def post_json(self, body: Any, deadline: float | None = None) -> Any:
         """POST `body` as JSON and return the decoded answer, retrying what is worth retrying."""
+        if self._dead is not None:
+            self.stats.bump("failures")
+            raise ProviderError(str(self._dead), status=self._dead.status, attempts=0)
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         return call_with_retries(
             lambda attempt: self._attempt(payload, deadline, attempt),
@@ -166,6 +189,11 @@ class Transport:
 
     def _give_up(self, gave_up: GaveUp) -> ProviderError:
         self.stats.bump("failures")
+        if gave_up.failed.final:  # said as it is, once: every later call repeats it
+            failed = gave_up.failed
+            error = ProviderError(self._message(failed.reason), status=failed.status, attempts=1)
+            self._dead = self._dead or error
+            return error
         attempts = _attempts(gave_up.attempts)
         why = {
             "not_retried": " (not retried)",
@@ -207,6 +235,9 @@ class Transport:
         except requests.exceptions.SSLError as exc:
             return Failed(f"TLS error: {connection_reason(exc)}")
         except requests.ConnectionError as exc:
+            dead = connection_dead_end(str(exc))
+            if dead is not None:
+                return Failed(dead_end_message(dead, self.endpoint.where()), final=True)
             where = self.endpoint.display_url
             return Failed(f"connection failed ({connection_reason(exc)}): {where}", retry=True)
         except requests.RequestException as exc:
@@ -227,8 +258,11 @@ class Transport:
                 )
         if status == 429:
             self.stats.bump("rate_limited")
-        failure = f"HTTP {status} {response.reason or ''}".rstrip()
         excerpt = error_excerpt(text)
+        if status in DEAD_STATUSES:
+            reason = dead_end_message(DEAD_STATUSES[status], self.endpoint.where(), excerpt)
+            return Failed(reason, status=status, final=True)
+        failure = f"HTTP {status} {response.reason or ''}".rstrip()
         return Failed(
             f"{failure}: {excerpt}" if excerpt else failure,
             retry=is_retryable_status(status),

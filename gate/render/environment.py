@@ -113,6 +113,7 @@ def environment(templates: TemplateSet | None = None, style: Style = MARKDOWN) -
     env.filters.update(
         text=lambda value, limit=300: style.text(value, limit),
         code=lambda value, limit=120: style.code(value, limit),
+        prose=lambda value, limit=300: style.prose(value, limit),
         block=lambda value, max_chars=600, max_lines=12, lang="": style.block(
             value, max_chars=max_chars, max_lines=max_lines, lang=lang
         ),

@@ -12,7 +12,7 @@ from gate.compare.models import Comparison
 from gate.render import values
 from gate.render.links import RenderContext, safe_url, sha_link
 from gate.render.markdown import Md
-from gate.render.reasons import WordedComparison
+from gate.render.reasons import WordedComparison, words
 from gate.render.style import Style
 
 ICONS = {"pass": "✅", "fail": "❌", "inconclusive": "❔", "error": "⚠️", "skipped": "⏭️"}
@@ -66,7 +66,7 @@ def headline(c: WordedComparison, style: Style, reason_chars: int) -> Md:
         suite += Md(f" · accepted by the label {style.code(label, 60)}")
     parts = "".join(f" · {part}" for part in headline_parts(c))
     if reason_headline(c):
-        said = style.text(c.reasons[0] if c.reasons else "nothing to compare", reason_chars)
+        said = style.prose(c.reasons[0] if c.reasons else "nothing to compare", reason_chars)
     elif c.delta_points is None:
         why = "this suite is new, so there is no baseline" if c.base_meta is None else None
         said = Md(
@@ -117,3 +117,22 @@ def context_line(c: Comparison, ctx: RenderContext, style: Style) -> Md | None:
     if auto:
         parts.append(auto)
     return Md(" · ".join(parts))
+
+
+def terminal_line(c: Comparison) -> str:
+    """The one line `gate check` ends a suite with: its verdict and what decided it."""
+    if reason_headline(c):  # skipped, or nothing ran: the reason says it
+        return f"{c.verdict}: {'; '.join(words(c).reasons)}"
+    label = accepted_by(c)
+    accepted = f" (a fail, accepted by the label {label!r})" if label else ""
+    if c.delta_points is None:
+        why = "a new suite, no baseline" if c.base_meta is None else "no case ran on both sides"
+        return (
+            f"{c.verdict}: {why}; head passed {c.head.passed}/{c.head.n} "
+            f"({values.pct(c.head.pass_rate)}){accepted}"
+        )
+    return (
+        f"{c.verdict}: pass rate {values.pct(c.base_pass_rate)} -> "
+        f"{values.pct(c.head_pass_rate)} ({values.pts(c.delta_points)} points), "
+        f"{len(c.regressions)} regressions, {len(c.fixes)} fixes{accepted}"
+    )

@@ -108,6 +108,21 @@ def text(value: object, limit: int = 300) -> Md:
     return Md(defuse(_escape(breakable(shorten(one_line(str(value)), limit)))))
 
 
+def prose(value: object, limit: int = 300) -> Md:
+    """The gate's own sentence (a reason, a note) as one inline run, its `backtick spans` in
+    monospace as the sentence means them; the rest escaped as `text` escapes it. An unpaired
+    backtick (a sentence cut short, or one that quotes a backtick) leaves it all text."""
+    flat = shorten(one_line(str(value)), limit)
+    parts = flat.split("`")
+    if len(parts) % 2 == 0:
+        return text(flat, limit)
+    spans = [
+        defuse(_escape(breakable(part))) if i % 2 == 0 else f"<code>{unlink(_escape(part))}</code>"
+        for i, part in enumerate(parts)
+    ]
+    return Md("".join(spans))
+
+
 def code(value: object, limit: int = 120) -> Md:
     """Untrusted text in monospace. `<code>` with escaped content works inside table cells
     (a backtick span would need `\\|` there and not elsewhere); GitHub links no mention in it."""

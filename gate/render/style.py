@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from gate.render.markdown import Md, code, code_block, fence_for, highlight, link, text
+from gate.render.markdown import Md, code, code_block, fence_for, highlight, link, prose, text
 
 
 class Style(ABC):
@@ -25,6 +25,11 @@ class Style(ABC):
     @abstractmethod
     def code(self, value: object, limit: int = 120) -> Md:
         """Untrusted text in monospace."""
+
+    def prose(self, value: object, limit: int = 300) -> Md:
+        """The gate's own sentence, its `backtick spans` shown as code (plain text keeps the
+        backticks)."""
+        return self.text(value, limit)
 
     @abstractmethod
     def block(self, value: str, *, max_chars: int = 600, max_lines: int = 12, lang: str = "") -> Md:
@@ -72,6 +77,9 @@ class MarkdownStyle(Style):
 
     def code(self, value: object, limit: int = 120) -> Md:
         return code(value, limit)
+
+    def prose(self, value: object, limit: int = 300) -> Md:
+        return prose(value, limit)
 
     def block(self, value: str, *, max_chars: int = 600, max_lines: int = 12, lang: str = "") -> Md:
         return code_block(value, max_chars=max_chars, max_lines=max_lines, lang=lang)

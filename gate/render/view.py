@@ -16,6 +16,7 @@ from gate.compare.models import CaseChange, Comparison, TaskDelta
 from gate.compare.system import FileStatus
 from gate.render import values
 from gate.render.diff import Explained, explain, file_block
+from gate.render.groups import error_groups
 from gate.render.headline import (
     ICONS,
     accepted_by,
@@ -53,6 +54,7 @@ class Limits(BaseModel):
     reason_chars: int
     diff_files: int = 8  # system files whose diff is shown
     diff_lines: int = 60  # lines of each
+    group_ids: int = 5  # ids named in a row of cases with the same error
 
     def scaled(self, factor: float) -> Limits:
         counts = (
@@ -69,6 +71,7 @@ class Limits(BaseModel):
         update = {name: int(getattr(self, name) * factor) for name in counts}
         update["checks"] = max(update["checks"], 1 if factor > 0 else 0)
         update["reasons"] = max(update["reasons"], 1)
+        update["group_ids"] = max(int(self.group_ids * factor), 1)
         if factor < 1:
             update["excerpt_chars"] = max(int(self.excerpt_chars * factor), 200)
             update["detail_chars"] = max(int(self.detail_chars * factor), 60)
@@ -130,6 +133,21 @@ def checks_cell(case: CaseChange, limits: Limits, style: Style) -> Md:
     return style.lines(parts)
 
 
+def failed_names(case: CaseChange, limits: Limits, style: Style) -> Md:
+    """` · failed: include:CAC, regex` for the header of an explained case: the checks by
+    name (their detail is what the explanation says); empty for a held-out case."""
+    side = case.head if case.head is not None and case.head.status != "pass" else case.base
+    if case.heldout or side is None:
+        return Md("")
+    parts = []
+    for label, checks in (("failed", side.failed_checks), ("needs review", side.review_checks)):
+        if checks:
+            names = [style.code(c.name, 60) for c in checks[: limits.checks]]
+            more = f" +{len(checks) - limits.checks} more" if len(checks) > limits.checks else ""
+            parts.append(f" · {label}: {', '.join(names)}{more}")
+    return Md("".join(parts))
+
+
 def since_cell(case: CaseChange, c: Comparison) -> Md:
     """Since when a blocking case fails on head, and its runs with repeats."""
     new = case.id in set(c.new_blocker_failures)
@@ -168,17 +186,56 @@ def explained_cases(c: Comparison, limits: Limits, style: Style) -> tuple[list[E
     return _explained(shown[: limits.excerpts], limits, style), len(shown)
 
 
+def deciding_cases(
+    explained: list[Explained], c: Comparison
+) -> dict[str, list[Explained] | list[str]]:
+    """Each deciding case once, where it is listed: the blocking cases, then the regressions
+    that are not blocking. Those explained (`explained`) show everything about the case; the
+    rest (held out, or past the limit) are table rows."""
+    blocking = set(c.blocker_failures)
+    shown = {x.case.id for x in explained}
+    apart = [i for i in c.regressions if i not in blocking]
+    return {
+        "blocker_explained": [x for x in explained if x.case.id in blocking],
+        "blocker_rest": [i for i in c.blocker_failures if i not in shown],
+        "regressions_apart": apart,
+        "regression_explained": [x for x in explained if x.case.id not in blocking],
+        "regression_rest": [i for i in apart if i not in shown],
+    }
+
+
+SHORT_DIFF_LINES = 30  # a system change this short is shown open on a comment that blocks
+
+
+def system_open(c: Comparison, limits: Limits) -> bool:
+    """The PR's change to the system is shown open when it may have caused a fail (or an
+    inconclusive suite) and is short enough to read at a glance."""
+    if c.system_diff is None or c.verdict not in ("fail", "inconclusive"):
+        return False
+    files = c.system_diff.files[: limits.diff_files]
+    return sum(f.diff_lines for f in files) <= SHORT_DIFF_LINES
+
+
 def explained_fixes(c: Comparison, limits: Limits, style: Style) -> tuple[list[Explained], int]:
     fixes = [case for case in c.case_list(c.fixes) if not case.heldout]
     return _explained(fixes[: limits.excerpts], limits, style), len(fixes)
 
 
+def unchanged(t: TaskDelta) -> bool:
+    """A task whose cases all kept their outcome: nothing of it moved."""
+    return not (t.regressions or t.fixes or t.added or t.removed or t.delta_points)
+
+
 def task_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]]:
+    """One row per task that changed, then one row for all the unchanged ones (none when
+    every task is unchanged: the template says so in a line)."""
+
     def cases(t: TaskDelta) -> Md:
         unpaired = f" (+{t.added}/−{t.removed})" if t.added or t.removed else ""
         return Md(f"{values.num(t.n)}{unpaired}")
 
-    return [
+    changed = [t for t in c.tasks if not unchanged(t)]
+    rows = [
         {
             "task": style.text(t.task, 60),
             "cases": cases(t),
@@ -188,8 +245,29 @@ def task_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]
             "regressions": values.num(t.regressions),
             "fixes": values.num(t.fixes),
         }
-        for t in c.tasks[: limits.tasks]
+        for t in changed[: limits.tasks]
     ]
+    still = [t for t in c.tasks if unchanged(t)]
+    if still and changed:
+        rows.append(folded_row(still, style))
+    return rows
+
+
+def folded_row(tasks: list[TaskDelta], style: Style) -> dict[str, Md]:
+    """The unchanged tasks as one row: their names and their pooled pass rate (the same on
+    both sides)."""
+    n = sum(t.n for t in tasks)
+    rate = 100 * sum(t.base_passed for t in tasks) / n if n else None
+    names = ", ".join(style.text(t.task, 60) for t in tasks[:4]) + (", …" if len(tasks) > 4 else "")
+    return {
+        "task": style.emphasis(f"{values.plural(len(tasks), 'task')} unchanged: {names}"),
+        "cases": values.num(n),
+        "base": values.pct(rate),
+        "head": values.pct(rate),
+        "delta": values.pts(0.0),
+        "regressions": values.num(0),
+        "fixes": values.num(0),
+    }
 
 
 def metric_rows(c: Comparison, limits: Limits, style: Style) -> list[dict[str, Md]]:
@@ -250,7 +328,9 @@ def system_files(c: Comparison, limits: Limits, style: Style) -> list[dict[str, 
 
 
 def chart(c: Comparison, limits: Limits) -> dict[str, list[Md]] | None:
-    tasks = [t for t in c.tasks if t.n > 0][: limits.chart_tasks]
+    """Base and head of the tasks that changed, when two or more did (bars of equal height
+    say nothing the folded row does not)."""
+    tasks = [t for t in c.tasks if t.n > 0 and not unchanged(t)][: limits.chart_tasks]
     if len(tasks) < 2:
         return None
     ordered = sorted(tasks, key=lambda t: t.task)
@@ -268,6 +348,9 @@ def template_context(
     explained, explained_total = explained_cases(c, limits, style)
     fixes, fixes_total = explained_fixes(c, limits, style)
     return {
+        **deciding_cases(explained, c),
+        "blocking_ids": set(c.blocker_failures),
+        "system_open": system_open(c, limits),
         "c": c,
         "ctx": ctx,
         "limits": limits,
@@ -282,6 +365,8 @@ def template_context(
         "case_url": lambda case: case_url(case, ctx),
         "sha_link": lambda sha: sha_link(sha, ctx, style),
         "checks": lambda case: checks_cell(case, limits, style),
+        "failed_names": lambda case: failed_names(case, limits, style),
+        "error_groups": lambda ids, side: error_groups(c, ids, side),
         "since": lambda case: since_cell(case, c),
         "new_blockers": set(c.new_blocker_failures),
         "explained": explained,
@@ -289,6 +374,7 @@ def template_context(
         "explained_fixes": fixes,
         "explained_fixes_total": fixes_total,
         "task_rows": task_rows(c, limits, style),
+        "tasks_unchanged": sum(1 for t in c.tasks if unchanged(t)),
         "rubric_rows": rubric_rows(c, style),
         "metric_rows": metric_rows(c, limits, style),
         "system_files": system_files(c, limits, style),

@@ -279,7 +279,8 @@ class Summary(BaseModel):
     errors: int
     needs_review: int
     pass_rate: float | None = Field(
-        description="Percent of cases that passed (errors count as not); None: no case"
+        description="Percent of cases that passed (errors count as not); with repeats the "
+        "mean of the cases' pass fractions, as the comparison's pass rate; None: no case"
     )
     by_task: dict[str, TaskSummary]
     latency_p50_ms: float | None
@@ -312,6 +313,7 @@ class Report:
     path: Path
 
 
-def rate(passed: int, n: int) -> float | None:
-    """Percent of `n` that passed; None for no case at all (never a 0 % or 100 % of nothing)."""
+def rate(passed: float, n: int) -> float | None:
+    """Percent of `n` that passed (`passed` may sum pass fractions); None for no case at all
+    (never a 0 % or 100 % of nothing)."""
     return 100.0 * passed / n if n else None

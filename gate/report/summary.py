@@ -34,6 +34,12 @@ def _shown(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
+def case_fraction(result: CaseResult) -> float:
+    """The share of a case's runs that passed (one run: 1 or 0). A side's pass rate is the mean
+    of these, as the comparison's is: with repeats, a case at 2 of 3 runs counts 0.67."""
+    return result.pass_fraction if result.repeats > 1 else float(result.passed)
+
+
 def calls_of(result: CaseResult) -> Sequence[Call]:
     """Every call of the system for a case: its attempts with repeats, else the case itself."""
     if result.folded_calls is not None:
@@ -48,7 +54,7 @@ class SummaryBuilder:
     counts: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys(("pass", "fail", "error", "needs_review"), 0)
     )
-    tasks: dict[str, list[int]] = field(default_factory=dict)
+    tasks: dict[str, list[float]] = field(default_factory=dict)  # [cases, passed, fractions]
     latencies: list[float] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -60,9 +66,10 @@ class SummaryBuilder:
 
     def add(self, result: CaseResult) -> None:
         self.counts[result.status] += 1
-        task = self.tasks.setdefault(result.task, [0, 0])
+        task = self.tasks.setdefault(result.task, [0, 0, 0.0])
         task[0] += 1
         task[1] += int(result.passed)
+        task[2] += case_fraction(result)
         for source in calls_of(result):
             if source.latency_ms is not None:
                 self.latencies.append(source.latency_ms)
@@ -82,16 +89,18 @@ class SummaryBuilder:
         http: dict[str, dict[str, int]] | None = None,
     ) -> Summary:
         n = sum(self.counts.values())
-        passed = self.counts["pass"]
+        fractions = sum(t[2] for t in self.tasks.values())
         return Summary(
             n=n,
-            passed=passed,
+            passed=self.counts["pass"],
             failed=self.counts["fail"],
             errors=self.counts["error"],
             needs_review=self.counts["needs_review"],
-            pass_rate=_shown(rate(passed, n)),
+            pass_rate=_shown(rate(fractions, n)),
             by_task={
-                name: TaskSummary(n=t[0], passed=t[1], pass_rate=_shown(rate(t[1], t[0])))
+                name: TaskSummary(
+                    n=int(t[0]), passed=int(t[1]), pass_rate=_shown(rate(t[2], int(t[0])))
+                )
                 for name, t in sorted(self.tasks.items())
             },
             latency_p50_ms=percentile(self.latencies, 50),

@@ -6,10 +6,13 @@
   undefined variable): the error names the template or the case's file and line;
 - a `sandbox.pythonpath` entry that is not a folder of the checkout;
 - a `python` system whose `target` does not import from the checkout (tried in a worker
-  process of its own, so the gate's own process never imports the team's code);
+  process of its own, so the gate's own process never imports the team's code), or cannot
+  take the case's input dict (its signature, as that worker read it: `gate.inputs.signature`);
 - an `expect.python` check whose module is in neither `sandbox.pythonpath` nor the checkout
   (looked up as files: the check's code runs only in the sandbox);
 - tools in a model config that Anthropic has no equivalent for, on an Anthropic side;
+- an API key (or a header's `${VAR}`) a system or the judge reads from the environment and
+  the environment lacks (`gate.run.endpoint_keys`);
 - a promptfoo suite's prompt that does not compile or render for some test's vars.
 
 `unchecked_cases` finds the cases with no expectation at all (they always pass): `gate
@@ -19,7 +22,7 @@ validate` warns about them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,8 @@ from gate.inputs.config import (
     ReplaySystem,
     SuiteConfig,
 )
+from gate.run.endpoint_keys import judge_key_problem, system_key_problem
+from gate.systems.python_system import signature_problem
 from gate.systems.worker import SystemWorker
 
 
@@ -116,17 +121,23 @@ def target_problem(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> Inpu
     if not isinstance(suite.system, PythonSystem):
         return None
     spec = {"kind": "python", "target": suite.system.target}
+    line = loaded.suite_line(suite.name, "system", "target")
     try:
-        SystemWorker(spec, root, os.environ, 1, "system.target").close()
+        worker = SystemWorker(spec, root, os.environ, 1, "system.target")
     except InputError as exc:
-        return InputError(
-            f"suite {suite.name!r}: target {suite.system.target!r} does not import from "
-            f"{root}: {exc.message}",
-            file=loaded.path,
-            line=loaded.suite_line(suite.name, "system", "target"),
-            key="system.target",
+        problem: str | None = (
+            f"target {suite.system.target!r} does not import from {root}: {exc.message}"
         )
-    return None
+    else:
+        try:
+            problem = signature_problem(worker, suite.system.target)
+        finally:
+            worker.close()
+    if problem is None:
+        return None
+    return InputError(
+        f"suite {suite.name!r}: {problem}", file=loaded.path, line=line, key="system.target"
+    )
 
 
 def _module_found(module: str, folders: list[Path]) -> bool:
@@ -178,21 +189,32 @@ def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -
     return render_problems(cases, render, "vars")
 
 
+SHOWN_IDS = 10
+
+
 def render_problems(cases: list[Case], render: Callable[[Any], Any], key: str) -> list[InputError]:
-    """Each case whose input the prompt does not render for, named at the case."""
-    problems = []
+    """The cases whose input the prompt does not render for, one error per reason (an
+    undefined variable is one reason however many cases lack it), named at its first case
+    with the ids of the others."""
+    failing: dict[str, list[Case]] = {}
     for case in cases:
         try:
             render(case.system_input())
         except GateError as exc:
-            problems.append(
-                InputError(
-                    f"case {case.id!r}: the prompt does not render for its {key}: {exc}",
-                    file=case.file,
-                    line=case.line,
-                    key=key,
-                )
+            failing.setdefault(str(exc), []).append(case)
+    problems = []
+    for reason, alike in failing.items():
+        first = alike[0]
+        if len(alike) == 1:
+            said = f"case {first.id!r}: the prompt does not render for its {key}: {reason}"
+        else:
+            ids = ", ".join(c.id for c in alike[:SHOWN_IDS])
+            more = f" and {len(alike) - SHOWN_IDS} more" if len(alike) > SHOWN_IDS else ""
+            said = (
+                f"the prompt does not render for the {key} of {len(alike)} cases ({ids}{more}): "
+                f"{reason}"
             )
+        problems.append(InputError(said, file=first.file, line=first.line, key=key))
     return problems
 
 
@@ -204,7 +226,7 @@ def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[I
         return promptfoo_problems(system, root, cases)
     if not isinstance(system, OpenAISystem | AnthropicSystem):
         return []
-    from gate.providers.prompts import ChatPrompt  # jinja2: only for chat systems
+    from gate.providers.prompts import ChatPrompt, provider_problem  # jinja2: chat systems
     from gate.systems.anthropic import tools_problem
     from gate.systems.chat_provider import chat_config
 
@@ -212,20 +234,29 @@ def prompt_problems(suite: SuiteConfig, root: Path, cases: list[Case]) -> list[I
         prompt = ChatPrompt(root, system.model_config_file, system.prompt, "system")
     except InputError as exc:
         return [exc]
-    problems = []
-    if chat_config(system, root).kind == "anthropic":
-        problem = tools_problem(prompt, system.model_config_file)
-        problems += [problem] if problem else []
-    return problems + render_problems(cases, prompt.render, "input")
+    kind = chat_config(system, root).kind
+    found = provider_problem(prompt.settings, prompt.locator, kind, system.model_config_file)
+    if kind == "anthropic" and found is None:
+        found = tools_problem(prompt, system.model_config_file)
+    return ([found] if found else []) + render_problems(cases, prompt.render, "input")
 
 
 def preflight(
-    own: LoadedConfig, suite: SuiteConfig, root: Path, cases: list[Case]
+    own: LoadedConfig,
+    suite: SuiteConfig,
+    root: Path,
+    cases: list[Case],
+    environ: Mapping[str, str] | None = None,
 ) -> list[InputError]:
-    """What a run of `suite` (as `own`, the side's config, defines it) on `root` would reject."""
+    """What a run of `suite` (as `own`, the side's config, defines it) on `root`, in
+    `environ` (default: this process's), would reject."""
     found = system_files_problems(own, suite, root) + pythonpath_problems(own, root)
     if found:
         return found
+    environ = os.environ if environ is None else environ
+    keys = [system_key_problem(own, suite, root, environ), judge_key_problem(own, cases, environ)]
     target = target_problem(own, suite, root)
     checks = python_check_problems(own, root, cases)
-    return ([target] if target else []) + prompt_problems(suite, root, cases) + checks
+    return (
+        [p for p in (*keys, target) if p is not None] + prompt_problems(suite, root, cases) + checks
+    )

@@ -26,6 +26,7 @@ from gate.providers.cache import resolve_cache_dir
 from gate.report.io import ReportWriter
 from gate.report.models import RunMeta, Summary
 from gate.report.plan import AutoRecord, Plan
+from gate.run.endpoint_keys import judge_key_problem, located, system_key_problem
 from gate.run.own_system import own_sandbox, own_suite
 from gate.run.preflight import (
     python_check_problems,
@@ -209,10 +210,17 @@ def open_services(
     problems = [] if request.answers else system_files_problems(request.own, suite, env.root)
     problems += pythonpath_problems(request.own, env.root)
     problems += python_check_problems(request.loaded, request.judging_root, cases)
+    keys = [judge_key_problem(request.loaded, cases, env.environ)]
+    if not request.answers:
+        keys.append(system_key_problem(request.own, suite, env.root, env.environ))
+    problems += [p for p in keys if p is not None]
     if problems:
         raise problems[0]
     with ExitStack() as stack:
-        system = _system(request, suite, env)
+        try:
+            system = _system(request, suite, env)
+        except InputError as exc:  # a refusal of the system's, named at gate.yml's line
+            raise located(exc, request.own, suite) from None
         stack.callback(system.close)
         if request.record is not None:
             from gate.systems.record import RecordingSystem

@@ -10,7 +10,7 @@ from gate.inputs.config import AnthropicSystem, OpenAISystem
 from gate.providers.cache import ResponseCache
 from gate.providers.client import ConnectionSettings, ProviderClient, open_client
 from gate.providers.pricing import cost_usd
-from gate.providers.prompts import ChatPrompt
+from gate.providers.prompts import ChatPrompt, provider_problem
 from gate.providers.transport import Endpoint
 from gate.providers.wire_formats import ChatFormat, Reply
 from gate.report.output import SystemOutput
@@ -72,6 +72,11 @@ class ChatSystem:
         self.env = env
         self.prompt = ChatPrompt(env.root, config.model_config_file, config.prompt, "system")
         self.settings = self.prompt.settings
+        problem = provider_problem(
+            self.settings, self.prompt.locator, self.kind, config.model_config_file
+        )
+        if problem is not None:
+            raise problem
         self.format = fmt
         self.client = client_for(endpoint, config, env)
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gate.errors import InputError
 from gate.inputs.config import PythonSystem
+from gate.inputs.signature import input_problem
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv, SystemRequest
 from gate.systems.worker import SystemWorker
@@ -25,6 +27,10 @@ class PythonFunctionSystem:
         self.config = config
         spec = {"kind": "python", "target": config.target}
         self._worker = SystemWorker(spec, env.root, env.environ, env.concurrency, "system.target")
+        problem = signature_problem(self._worker, config.target)
+        if problem is not None:
+            self._worker.close()
+            raise InputError(problem, key="system.target")
 
     def call(self, request: SystemRequest) -> SystemOutput:
         call = {"input": dict(request.input), "repeat": request.repeat}
@@ -41,3 +47,9 @@ class PythonFunctionSystem:
 
     def close(self) -> None:
         self._worker.close()
+
+
+def signature_problem(worker: SystemWorker, target: str) -> str | None:
+    """Why the imported target cannot take the case's input dict (`gate.inputs.signature`)."""
+    params = worker.signature
+    return None if params is None else input_problem(params, target)

@@ -33,6 +33,7 @@ from typing import Any
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.paths import relative_posix
+from gate.inputs.signature import Param
 from gate.providers.secrets import without_gate_credentials
 
 WORKER = Path(__file__).with_name("worker_main.py")
@@ -180,6 +181,18 @@ class SystemWorker:
         if not isinstance(file, str) or relative_posix(Path(file), self.root) is None:
             return None
         return Path(file)
+
+    @property
+    def signature(self) -> list[Param] | None:
+        """The target's parameters as the worker read them (a `python` system); None when it
+        could not, or the worker's answer is not one (the system's code could write it)."""
+        described = (self.process.ready or {}).get("signature")
+        if not isinstance(described, list):
+            return None
+        try:
+            return [Param(**param) for param in described]
+        except TypeError:
+            return None
 
     def _start(self) -> _Process:
         """The worker started; as root it confines itself to `uid` (`worker_main.confine`)

@@ -16,7 +16,8 @@ Calls arrive as JSON lines on the file descriptor `calls_fd` (`{"id", "input", "
 `answers_fd` (`{"id", "ok": true, "value"}` or `{"id", "ok": false, "error"}`). Both are pipes
 of their own: stdin is empty, and what the system prints on stdout and stderr stays its own
 output. The first line is the start's outcome: `{"ready": true, "file", "takes_repeat",
-"uid"}`, or `{"ready": false, "error"}` (a target that does not import: the user's input).
+"signature", "uid"}`, or `{"ready": false, "error"}` (a target that does not import: the
+user's input).
 """
 
 from __future__ import annotations
@@ -173,6 +174,26 @@ def takes_repeat(func: Any) -> bool:
         return False
 
 
+def describe_signature(func: Any) -> list[dict[str, Any]] | None:
+    """The function's parameters as the gate judges them (`gate.inputs.signature`): name,
+    kind, whether it has a default, its annotation as written; None when Python cannot say."""
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [
+        {
+            "name": p.name,
+            "kind": p.kind.name.lower(),
+            "has_default": p.default is not p.empty,
+            "annotation": None
+            if p.annotation is p.empty
+            else inspect.formatannotation(p.annotation),
+        }
+        for p in parameters
+    ]
+
+
 def run_command(argv: list[str], root: str, call: dict[str, Any]) -> Any:
     """One call of a `command` system: the input as JSON on stdin, its stdout back."""
     try:
@@ -223,11 +244,13 @@ class Worker:
                 "as a CI workspace is"
             )
         os.chdir(root)  # the checkout as the worker's view shows it
-        file = None
+        file, signature = None, None
         if self.config["kind"] == "python":
             self.func, file = import_target(self.config["target"], root)
             self.repeat = takes_repeat(self.func)
-        self.send({"ready": True, "file": file, "takes_repeat": self.repeat, "uid": os.getuid()})
+            signature = describe_signature(self.func)
+        ready = {"file": file, "takes_repeat": self.repeat, "signature": signature}
+        self.send({"ready": True, **ready, "uid": os.getuid()})
 
     def answer(self, call: dict[str, Any]) -> None:
         try:

@@ -1,0 +1,130 @@
+"""What a run's model endpoints need from the environment, found before anything runs.
+
+The API key each chat system and the judge read (`api_key_env`: OPENAI_API_KEY or
+ANTHROPIC_API_KEY by default; a public endpoint always needs one, a local server usually does
+not), and the variables an `http` system's headers name. A missing one is named where the user
+can change it: gate.yml's line of the system (or of `api_key_env`, when written there), or the
+model config's `provider:` or `api_key_env:` line when that file chose the provider or the
+variable. `gate validate` and `gate run` both ask here, so both say it the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from gate.errors import InputError
+from gate.inputs.cases import Case
+from gate.inputs.config import (
+    AnthropicSystem,
+    HttpSystem,
+    JudgeConfig,
+    LoadedConfig,
+    OpenAISystem,
+    SuiteConfig,
+)
+
+# The providers' modules (requests, jinja2) are imported where a system or judge needs them: a
+# run of a `python` system imports neither (tests/test_startup.py).
+
+
+def located(exc: InputError, loaded: LoadedConfig, suite: SuiteConfig) -> InputError:
+    """A system's refusal (its key `system.…`, no file) named at the suite's gate.yml line:
+    the key's own line when the user wrote it there, else the `system` block's."""
+    key = exc.key or ""
+    if exc.file is not None or not key.startswith("system"):
+        return exc
+    keys = key.split(".")[1:]
+    written = keys and keys[0] in suite.system.model_fields_set
+    line = loaded.suite_line(suite.name, "system", *(keys if written else ()))
+    return InputError(
+        f"suite {suite.name!r}: {exc.message}",
+        file=loaded.path,
+        line=line,
+        key=key if written else "system",
+    )
+
+
+def _from_model_config(
+    exc: InputError, config: OpenAISystem | AnthropicSystem, root: Path, suite: SuiteConfig
+) -> InputError | None:
+    """The missing key at the model config's `api_key_env:` or `provider:`, when that file
+    named the variable or switched the provider."""
+    from gate.providers.prompts import load_model_settings
+
+    path = (root / config.model_config_file).resolve()
+    if not path.is_file():
+        return None  # said as a missing file
+    try:
+        settings, locator = load_model_settings(path, config.model_config_file)
+    except InputError:
+        return None  # said by the prompt's check
+    named = "api_key_env" if settings.api_key_env else "provider" if settings.provider else None
+    if named is None:
+        return None
+    return InputError(
+        f"suite {suite.name!r}: {exc.message}",
+        file=config.model_config_file,
+        line=locator.line((named,)),
+        key=named,
+    )
+
+
+def system_key_problem(
+    loaded: LoadedConfig, suite: SuiteConfig, root: Path, environ: Mapping[str, str]
+) -> InputError | None:
+    """The environment variable a suite's system needs and lacks (its API key, a header's
+    `${VAR}`), named where it is set."""
+    system = suite.system
+    if not isinstance(system, HttpSystem | OpenAISystem | AnthropicSystem):
+        return None
+    from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
+    from gate.systems.chat_provider import chat_config
+
+    if isinstance(system, HttpSystem):
+        try:
+            service_endpoint(system.url, system.headers, environ, "system")
+        except InputError as exc:
+            return located(exc, loaded, suite)
+        return None
+    try:
+        config = chat_config(system, root)
+    except InputError:
+        return None  # the model config itself is wrong: the prompt's check says how
+    build = openai_endpoint if config.kind == "openai" else anthropic_endpoint
+    try:
+        build(config.base_url, config.api_key_env, environ, "system")
+    except InputError as exc:
+        if (exc.key or "").endswith("api_key_env"):
+            found = _from_model_config(exc, system, root, suite)
+            if found is not None:
+                return found
+        return located(exc, loaded, suite)
+    return None
+
+
+def judge_key_problem(
+    loaded: LoadedConfig, cases: list[Case], environ: Mapping[str, str]
+) -> InputError | None:
+    """The judge's key, when a case asks the judge and the key is not set."""
+    judge: JudgeConfig | None = loaded.config.judge
+    if judge is None or not any(c.expect.rubric for c in cases):
+        return None
+    from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
+
+    try:
+        if judge.kind == "http":
+            service_endpoint(judge.url or "", judge.headers, environ, "judge")
+        else:
+            build = openai_endpoint if judge.kind == "openai" else anthropic_endpoint
+            build(judge.base_url, judge.api_key_env, environ, "judge")
+    except InputError as exc:
+        keys = (exc.key or "judge").split(".")
+        written = len(keys) > 1 and keys[1] in judge.model_fields_set
+        return InputError(
+            exc.message,
+            file=loaded.path,
+            line=loaded.line(*(keys[:2] if written else ["judge"])),
+            key=exc.key if written else "judge",
+        )
+    return None
