@@ -64,3 +64,10 @@ _.se_target_points
 _.op
 # io.TextIOBase asks it: a defused stream is writable (joblog.Defused).
 _.writable
+
+# The gate's pytest plugin (gate/frameworks/pytest_runner.py): hooks pytest calls by name, and
+# the attribute pytest keeps each run's captured output in.
+pytest_collectreport
+pytest_collection_modifyitems
+pytest_runtest_protocol
+_report_sections

@@ -24,6 +24,7 @@ class Suite:
     cases: str = ""
     shapes: dict[str, Shape] = field(default_factory=dict)
     promptfoo: str | None = None  # a promptfoo config: the suite's cases and system
+    framework: dict[str, Any] | None = None  # `inspect:` or `pytest:`: cases and system
 
 
 @dataclass
