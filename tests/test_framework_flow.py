@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import run_gate
+from helpers.flows import Shown, rendered
 from helpers.framework_projects import (
     LOOSE_SCORER,
     TESTS,
@@ -33,7 +34,7 @@ from helpers.servers.git_http import Author
 from helpers.servers.model_server import ModelServer
 
 from gate.compare import findings as f
-from gate.flow.pr import SuiteOutcome, exit_code, run_check
+from gate.flow.pr import FlowOutcome, run_check
 from gate.render.reasons import sentence
 
 FEES_TEST = "tests/evals/test_support.py::test_mentions[fees]"
@@ -52,7 +53,7 @@ def environ(root: Path, model: ModelServer | None = None) -> dict[str, str]:
     return env
 
 
-def check(project: Author, model: ModelServer | None = None) -> list[SuiteOutcome]:
+def check(project: Author, model: ModelServer | None = None) -> FlowOutcome:
     root = project.path
     return run_check(
         root, root / "gate.yml", "main", root / "reports", stream=io.StringIO(),
@@ -60,11 +61,16 @@ def check(project: Author, model: ModelServer | None = None) -> list[SuiteOutcom
     )  # fmt: skip
 
 
-def suite(outcomes: list[SuiteOutcome], name: str) -> SuiteOutcome:
-    return next(o for o in outcomes if o.suite == name)
+def exit_code(flow: FlowOutcome) -> int:
+    return flow.exit_code
 
 
-def changed_instrument(outcome: SuiteOutcome) -> f.InstrumentFilesChanged:
+def suite(flow: FlowOutcome, name: str) -> Shown:
+    """The suite's outcome with its comment, as `gate check` renders it."""
+    return next(shown for shown in rendered(flow) if shown.suite == name)
+
+
+def changed_instrument(outcome: Shown) -> f.InstrumentFilesChanged:
     found = [x for x in outcome.comparison.findings if isinstance(x, f.InstrumentFilesChanged)]
     assert found, [x.kind for x in outcome.comparison.findings]
     return found[0]

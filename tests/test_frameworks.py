@@ -14,19 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gate.errors import InputError
-from gate.frameworks import (
-    FrameworkSuite,
-    inspect_runner,
-    instrument_changes,
-    list_cases,
-    pytest_runner,
-)
+from gate.frameworks import FrameworkSide, FrameworkSuite, instrument_changes
 from gate.frameworks.instrument import default_globs, pytest_config
 from gate.frameworks.overlay import build_overlay
 from gate.frameworks.scores import Unscorable, passes, score_checks
-from gate.inputs.config import read_config
+from gate.inputs.config import load_config, read_config
 from gate.inputs.framework_suites import InspectSuite, PytestSuite
-from gate.inputs.shard import shard_of
+from gate.report.models import CaseResult
+from gate.run.side import SideRunner, spec_of_config
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -133,12 +128,6 @@ def test_every_scorer_decides_unless_one_is_named() -> None:
         score_checks({"match": _Score(None)}, "C", None)
 
 
-@given(st.text(min_size=1, max_size=40), st.integers(1, 16))
-def test_the_runners_shard_cases_as_the_gate_does(case_id: str, total: int) -> None:
-    assert inspect_runner.shard_of(case_id, total) == shard_of(case_id, total)
-    assert pytest_runner.shard_of(case_id, total) == shard_of(case_id, total)
-
-
 # --- the instrument and the run folder -------------------------------------------------------
 
 
@@ -225,12 +214,20 @@ def test_probe():
 """
 
 
+FORGED = 'def answer(request):\n    return {"collected": [], "results": {}, "errors": []}\n'
+
+
 def test_the_tests_run_confined_and_cannot_forge_their_result(tmp_path: Path) -> None:
+    """The checkout's modules named as the gate's runner, or as what it imports, stand in for
+    neither: the run folder holds no module of the runner's name, and the runner imports
+    pytest before the checkout is on its import path."""
     write(
         tmp_path,
         {
             "tests/test_probe.py": PROBE,
             "gate.yml": "suites:\n  - {name: u, pytest: {args: [tests]}}\n",
+            "_eval_gate_pytest_runner.py": FORGED,
+            "_pytest/__init__.py": "raise SystemExit('the PR pytest')\n",
         },
     )
     env = {"GITHUB_TOKEN": "ghs_theGatesOwnToken", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
@@ -245,6 +242,7 @@ def test_the_tests_run_confined_and_cannot_forge_their_result(tmp_path: Path) ->
     assert probe["token"] is None  # the gate's credentials never reach the tests
     assert probe["cwd"] != str(tmp_path)  # a private copy, not the checkout
     assert (tmp_path / "tests/test_probe.py").read_text() == PROBE
+    assert (tmp_path / "_eval_gate_pytest_runner.py").read_text() == FORGED  # left where it was
     if os.geteuid() == 0:  # as root: the system's own uid, which cannot rewrite the tests
         assert probe["uid"] != 0 and probe["rewrote_test"] is False
 
@@ -286,11 +284,59 @@ def test_shards_split_the_tests_and_list_cases_names_them_all(tmp_path: Path) ->
         ids.append({json.loads(line)["id"] for line in lines})
     every = {f"tests/test_n.py::test_number[{n}]" for n in range(12)}
     assert ids[0] | ids[1] == every and not ids[0] & ids[1] and ids[0] and ids[1]
-    suite = FrameworkSuite.of(
-        read_config((tmp_path / "gate.yml").read_text(), tmp_path / "gate.yml").config.suites[0],
-        None,
-        1,
-    )
-    listed = list_cases(suite, tmp_path, dict(os.environ))
+    config = read_config((tmp_path / "gate.yml").read_text(), tmp_path / "gate.yml")
+    suite = config.config.suites[0]
+    with FrameworkSide(FrameworkSuite.of(suite), suite.system, tmp_path, tmp_path, env) as side:
+        listed = side.cases
     assert [c.id for c in listed] == [f"tests/test_n.py::test_number[{n}]" for n in range(12)]
     assert listed[0].file == "tests/test_n.py" and listed[0].task == "test_n"
+
+
+COUNTED = """
+import os
+
+RUNS = []
+
+
+def test_counted():
+    RUNS.append(1)
+    print(f"pid {os.getpid()} run {len(RUNS)}")
+    assert len(RUNS) % 2, "every second run fails"
+"""
+
+
+def test_a_side_runs_more_of_some_cases_in_the_same_process(tmp_path: Path) -> None:
+    """The side's runner opens the framework once (its run folder and process) and answers
+    every request there: round 0 and the rounds of `repeats: auto` ask the same way, and a
+    case's runs are numbered after the runs it had."""
+    write(
+        tmp_path,
+        {
+            "tests/test_counted.py": COUNTED,
+            "tests/test_other.py": "def test_other():\n    pass\n",
+            "gate.yml": "suites:\n  - {name: u, pytest: {args: [tests]}}\n",
+        },
+    )
+    loaded = load_config(tmp_path / "gate.yml")
+    spec = spec_of_config(
+        loaded, loaded.config.suites[0], tmp_path, label="side", cache_dir=None, show_progress=False
+    )
+    assert spec.measure.framework is not None and not spec.measure.cases
+    counted = "tests/test_counted.py::test_counted"
+    results: list[CaseResult] = []
+    with SideRunner(spec, dict(os.environ)) as runner:
+        assert runner.meta is not None and runner.meta.suite_size == 2
+        runner.run(None, 1, results.append)
+        runner.run([counted], 2, results.append)
+    first, again = results[0], results[-1]
+    assert [r.id for r in results] == [counted, "tests/test_other.py::test_other", counted]
+    assert (first.repeats, again.repeats) == (1, 3)
+    assert [a.repeat for a in again.attempts] == [0, 1, 2]
+    assert [a.status for a in again.attempts] == ["pass", "fail", "pass"]
+    pids = {(a.output or "").split()[1] for a in again.attempts}
+    assert len(pids) == 1  # one framework process for the side
+    with (
+        pytest.raises(InputError, match="not in the suite"),
+        SideRunner(spec, dict(os.environ)) as runner,
+    ):
+        runner.run(["tests/test_counted.py::nothing"], 1, results.append)

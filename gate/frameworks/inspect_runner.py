@@ -1,46 +1,57 @@
-"""Runs an inspect_ai task in the system's confinement (`gate.frameworks.process`): the
-gate's own script, handed to `python -P -c`, importing nothing of the gate.
+"""Runs an inspect_ai task for one side, in the system's confined worker
+(`gate.frameworks.process`): the gate's own module, a `python` system's target (`answer`)
+that imports nothing of the gate. It lives as long as the side's runner: the task is loaded
+once, then each request lists its samples or runs some of them.
 
-Request (JSON on stdin): `task` (`FILE.py@name`), `task_args`, `model`, `model_args`, `epochs`,
-`ids` (the sample ids to run, None: all), `shard` (`[index, total]` or None), `list` (only
-name the samples), `log_dir`, `max_samples`. Answer (JSON on the copy of stdout taken first):
-`{"task", "dataset", "samples": [ids in dataset order], "ran": [ids run]}`, `{"refused":
-message}` for a task the gate cannot pair (samples without explicit ids, duplicates), or
-`{"error": message}`.
+Request: `task` (`FILE.py@name`), `task_args`, `model`, `model_args`, `epochs`, `ids` (the
+sample ids to run, None: all), `list` (only name the samples), `log_dir` and `cache_dir` (the
+run's own folders), `max_samples`. Answer: `{"task", "dataset", "samples": [ids in dataset
+order], "ran": [ids run]}`, `{"refused": message}` for a task the gate cannot pair (samples
+without explicit ids, duplicates), or `{"error": message}`.
 """
 
-from __future__ import annotations
-
-import hashlib
-import json
 import os
 import sys
-from typing import Any
+
+RUN_FOLDER = os.path.realpath(os.getcwd())  # the worker runs in the run folder
+_SEARCHED = list(sys.path)
+# The worker put the run folder first on the import path to find this module: the gate's own
+# imports below must not find the PR's modules of the same names (a `json.py`, an
+# `inspect_ai/`).
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != RUN_FOLDER]
+
+from typing import Any  # noqa: E402
+
+try:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai._eval.loader import load_tasks
+except ImportError as exc:
+    MISSING: str | None = str(exc)
+else:
+    MISSING = None
+
+sys.path[:] = _SEARCHED
+
+TASKS: dict[str, Any] = {}  # loaded tasks, by their request
 
 
 class Refused(Exception):
     """The task cannot be measured as it is: the message is the user's to fix."""
 
 
-def shard_of(case_id: str, total: int) -> int:
-    """As `gate.inputs.shard.shard_of` (a test holds them equal)."""
-    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % total + 1
-
-
 def load_task(request: dict[str, Any]) -> Any:
-    try:
-        from inspect_ai._eval.loader import load_tasks
-    except ImportError as exc:
+    if MISSING is not None:
         raise Refused(
-            f"inspect_ai cannot be imported by the gate's Python ({exc}): install it beside the "
-            "gate (pip install 'eval-gate[inspect]')"
-        ) from None
-
-    tasks = load_tasks([request["task"]], request.get("task_args") or {})
-    if len(tasks) != 1:
-        raise Refused(f"{request['task']} names {len(tasks)} tasks: name one, `FILE.py@task`")
-    return tasks[0]
+            f"inspect_ai cannot be imported by the gate's Python ({MISSING}): install it beside "
+            "the gate (pip install 'eval-gate[inspect]')"
+        )
+    key = repr((request["task"], sorted((request.get("task_args") or {}).items())))
+    if key not in TASKS:
+        tasks = load_tasks([request["task"]], request.get("task_args") or {})
+        if len(tasks) != 1:
+            raise Refused(f"{request['task']} names {len(tasks)} tasks: name one, `FILE.py@task`")
+        TASKS[key] = tasks[0]
+    return TASKS[key]
 
 
 def sample_ids(task: Any) -> list[str]:
@@ -68,20 +79,10 @@ def sample_ids(task: Any) -> list[str]:
 def chosen(task: Any, request: dict[str, Any]) -> list[Any]:
     """The samples to run, as their own ids (inspect's `sample_id` compares them as given)."""
     wanted = set(request["ids"]) if request.get("ids") is not None else None
-    shard = request.get("shard")
-    picked = []
-    for sample in task.dataset:
-        key = str(sample.id)
-        if wanted is not None and key not in wanted:
-            continue
-        if shard and shard_of(key, shard[1]) != shard[0]:
-            continue
-        picked.append(sample.id)
-    return picked
+    return [s.id for s in task.dataset if wanted is None or str(s.id) in wanted]
 
 
 def run(request: dict[str, Any]) -> dict[str, Any]:
-    sys.path.insert(0, os.getcwd())  # the checkout's packages, as `python -m` would see them
     task = load_task(request)
     ids = sample_ids(task)
     answer = {"task": task.name, "dataset": task.dataset.name, "samples": ids, "ran": []}
@@ -90,8 +91,9 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     picked = chosen(task, request)
     if not picked:
         return answer
-    from inspect_ai import eval as inspect_eval
-
+    # the run's own cache: a later round (whose epochs inspect numbers from 1 again) never
+    # replays an earlier one's answers
+    os.environ["INSPECT_CACHE_DIR"] = request["cache_dir"]
     inspect_eval(
         task,
         model=request.get("model"),
@@ -108,20 +110,13 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     return {**answer, "ran": [str(i) for i in picked]}
 
 
-def main() -> None:
-    request = json.loads(sys.stdin.read())
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # what the task and the system print is not the answer
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """One request of the side's runner (the worker calls it), answered whole."""
+    if RUN_FOLDER not in sys.path[:1]:
+        sys.path.insert(0, RUN_FOLDER)  # the checkout's packages, as `inspect eval` sees them
     try:
-        answer = run(request)
+        return run(request)
     except Refused as exc:
-        answer = {"refused": str(exc)}
+        return {"refused": str(exc)}
     except BaseException as exc:  # the task's or the system's failure, reported whole
-        answer = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-    answers.write(json.dumps(answer))
-    answers.flush()
-    os._exit(0)  # threads the task left must not keep the process
-
-
-if __name__ == "__main__":
-    main()
+        return {"error": f"{type(exc).__name__}: {exc}"[:2000]}

@@ -1,25 +1,27 @@
-"""One run of a framework in the system's confinement: `inspect eval` or pytest, as the PR's
-code, where and as a `python` system runs (`gate.systems.worker`).
+"""A framework's process for one side: `inspect eval` or pytest as the PR's code, where and
+as a `python` system runs (`gate.systems.worker`), alive as long as the side's runner.
 
-The runner (`inspect_runner`, `pytest_runner`: the gate's own scripts, which import nothing of
-the gate) is started by a system worker of kind `command`: as root it runs as the worker's
-unprivileged uid, with no gate credentials, its HOME and TMPDIR private. It gets its request
-as JSON on stdin and writes its one answer as JSON on a copy of stdout it took before any of
-the checkout's code ran; what the tests or the task print goes to stderr. The runner's source
-is handed over as `-c` text, so nothing outside the Python installation and the run folder
-needs to be readable by that uid.
+The runner (`inspect_runner`, `pytest_runner`: the gate's own modules, which import nothing of
+the gate) is the target of a `python` system's worker: as root it runs as the worker's
+unprivileged uid, with no gate credentials, its HOME and TMPDIR private. The module is copied
+into a folder of the gate's, first on the worker's `PYTHONPATH`, under a name the run folder
+cannot hold (`overlay.RESERVED`), so nothing of the checkout stands in for it; it imports what
+it needs before the run folder is on its import path. Each request is one call: JSON in,
+JSON back on the worker's own answer pipe; what the tests or the task print is the run's
+output, never the answer. The worker starts the runner once, so inspect_ai is imported and the
+task loaded once per side, whatever the rounds of `repeats: auto` ask later.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gate.errors import GateError
+from gate.frameworks.overlay import RESERVED
 from gate.systems.worker import ANSWER_GRACE_S, SystemWorker, system_identity
 
 RUNNERS = Path(__file__).parent
@@ -43,37 +45,42 @@ def writable_folder(parent: Path, name: str) -> Path:
     return folder
 
 
-def runner_env(environ: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+def runner_env(environ: Mapping[str, str], modules: Path) -> dict[str, str]:
+    """The side's environment for the framework: `modules` (the runner's folder) first on
+    `PYTHONPATH`, the options the gate sets itself dropped."""
     env = {k: v for k, v in environ.items() if k not in DROPPED_ENV}
-    return {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", **extra}
+    path = os.pathsep.join(p for p in (str(modules), env.get("PYTHONPATH", "")) if p)
+    return {**env, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
 
 
-def run_confined(
-    runner: str,
-    request: dict[str, Any],
-    run_dir: Path,
-    environ: Mapping[str, str],
-    timeout_s: float,
-    key: str,
-) -> dict[str, Any]:
-    """The runner `runner` (`inspect_runner` or `pytest_runner`) on `request`, in `run_dir`;
-    its JSON answer. A runner that ends without one is a `FrameworkError` naming why."""
-    source = (RUNNERS / f"{runner}.py").read_text(encoding="utf-8")
-    spec = {"kind": "command", "command": [sys.executable, "-P", "-c", source]}
-    worker = SystemWorker(spec, run_dir, environ, 1, key)
-    late = f"the {runner.partition('_')[0]} run timed out after {timeout_s:g}s"
-    try:
-        out = worker.call(
-            {"input": request, "timeout": timeout_s}, timeout_s + ANSWER_GRACE_S, late
-        )
-    except GateError as exc:
-        raise FrameworkError(str(exc)) from None
-    finally:
-        worker.close()
-    try:
-        answer = json.loads(str(out))
-    except json.JSONDecodeError:
-        raise FrameworkError(f"the {runner} gave no answer: {str(out)[-300:]!r}") from None
-    if not isinstance(answer, dict):
-        raise FrameworkError(f"the {runner} gave no answer")
-    return answer
+class FrameworkProcess:
+    """The runner `framework` (`inspect` or `pytest`) in the run folder `run_dir`, started
+    once; `call` hands it one request. `scratch` is a folder of the gate's for its module;
+    `key` is gate.yml's key a refusal names (`inspect.task`, `pytest.args`)."""
+
+    def __init__(
+        self, framework: str, run_dir: Path, scratch: Path, environ: Mapping[str, str], key: str
+    ) -> None:
+        self.framework = framework
+        modules = scratch / "runner"
+        modules.mkdir(mode=0o755)
+        module = f"{RESERVED}{framework}_runner"
+        shutil.copyfile(RUNNERS / f"{framework}_runner.py", modules / f"{module}.py")
+        (modules / f"{module}.py").chmod(0o644)
+        spec = {"kind": "python", "target": f"{module}:answer"}
+        self.worker = SystemWorker(spec, run_dir, runner_env(environ, modules), 1, key)
+
+    def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """The runner's answer to `request`; a `FrameworkError` naming why there is none."""
+        late = f"the {self.framework} run timed out after {timeout_s:g}s"
+        message = {"input": request, "repeat": 0, "timeout": timeout_s}
+        try:
+            answer = self.worker.call(message, timeout_s + ANSWER_GRACE_S, late)
+        except GateError as exc:
+            raise FrameworkError(str(exc)) from None
+        if not isinstance(answer, dict):
+            raise FrameworkError(f"the {self.framework} runner gave no answer")
+        return answer
+
+    def close(self) -> None:
+        self.worker.close()

@@ -1,38 +1,48 @@
-"""Runs pytest in the system's confinement (`gate.frameworks.process`): the gate's own
-script, handed to `python -P -c`, importing nothing of the gate; pytest runs in this process,
-as `python -m pytest ARGS` from the run folder would (the folder first on the import path).
+"""Runs pytest for one side, in the system's confined worker (`gate.frameworks.process`): the
+gate's own module, a `python` system's target (`answer`) that imports nothing of the gate.
+It lives as long as the side's runner: it collects the tests once, then runs the ones each
+request names; pytest runs in this process, as `python -m pytest ARGS` from the run folder
+would (the folder first on the import path).
 
-Request (JSON on stdin): `args`, `config` (the pytest configuration file to use: the base's,
-`-c`), `ids` (node ids to run, None: all collected), `shard` (`[index, total]`), `repeats`,
-`list` (collect only). Answer (JSON on the copy of stdout taken before pytest started):
+Request: `args`, `config` (the pytest configuration file to use: the base's, `-c`), `ids`
+(node ids to run, None: all collected), `repeats`, `list` (collect only). Answer:
 `{"collected": [{id, file, line}], "marked": {id: reason}, "results": {id: [run, ...]},
 "errors": [collection errors], "exit": code}` or `{"error": message}`. A run is
-`{"outcome": pass|fail|error, "detail", "output", "duration"}`.
+`{"outcome": pass|fail|error, "detail", "output", "duration"}`. What pytest's own terminal
+says is kept apart (the tail of it names why a run stopped before any test).
 
 The plugin runs each test `repeats` times in one session (`pytest_runtest_protocol`); tests
 a `skip` or true `skipif` mark skips are left out of the suite (`marked`); pytest's cache is
 off (`-p no:cacheprovider`), so nothing of an earlier run decides what runs.
 """
 
-from __future__ import annotations
-
-import hashlib
-import json
 import os
 import sys
-from typing import Any
 
-import pytest
+RUN_FOLDER = os.path.realpath(os.getcwd())  # the worker runs in the run folder
+_SEARCHED = list(sys.path)
+# The worker put the run folder first on the import path to find this module: the gate's own
+# imports below must not find the PR's modules of the same names (a `json.py`, a `_pytest/`).
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != RUN_FOLDER]
+
+import contextlib  # noqa: E402
+import io  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+from _pytest.runner import runtestprotocol  # noqa: E402
+
+try:  # not a public API: without it a marked test skips when it runs, an error, never a pass
+    from _pytest.skipping import evaluate_skip_marks as skip_marks
+except ImportError:  # a pytest that moved it
+    skip_marks = None  # type: ignore[assignment]
+
+sys.path[:] = _SEARCHED
 
 STOPPED = {2: "interrupted", 3: "an internal error", 4: "a usage error in its arguments or options"}
 OUTPUT_CHARS = 20_000
 DETAIL_CHARS = 1_000
-
-
-def shard_of(case_id: str, total: int) -> int:
-    """As `gate.inputs.shard.shard_of` (a test holds them equal)."""
-    digest = hashlib.sha256(case_id.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % total + 1
+TERMINAL_TAIL = 600
 
 
 def _message(report: Any) -> str:
@@ -77,22 +87,11 @@ def outcome(reports: list[Any]) -> dict[str, Any]:
     return {**run, "outcome": "pass"}
 
 
-def _skip_mark(item: Any) -> Any:
-    """The `skip` or true `skipif` mark of a test, read by pytest's own code (not a public
-    API: without it a marked test skips when it runs, an error, never a pass)."""
-    try:
-        from _pytest.skipping import evaluate_skip_marks
-    except ImportError:
-        return None
-    return evaluate_skip_marks(item)
-
-
 class GatePlugin:
     """Selects the asked tests, runs each `repeats` times, keeps every run's outcome."""
 
     def __init__(self, request: dict[str, Any]) -> None:
         self.ids = set(request["ids"]) if request.get("ids") is not None else None
-        self.shard = request.get("shard")
         self.repeats = int(request.get("repeats") or 1)
         self.collected: list[dict[str, Any]] = []
         self.marked: dict[str, str] = {}
@@ -104,13 +103,11 @@ class GatePlugin:
             self.errors.append(f"{report.nodeid or 'collection'}: {_message(report)}")
 
     def _kept(self, item: Any) -> bool:
-        skipped = _skip_mark(item)
+        skipped = skip_marks(item) if skip_marks is not None else None
         if skipped is not None:
             self.marked[item.nodeid] = skipped.reason
             return False
-        if self.ids is not None and item.nodeid not in self.ids:
-            return False
-        return not (self.shard and shard_of(item.nodeid, self.shard[1]) != self.shard[0])
+        return self.ids is None or item.nodeid in self.ids
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: list[Any]) -> None:
@@ -126,8 +123,6 @@ class GatePlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> bool:
-        from _pytest.runner import runtestprotocol
-
         item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
         for k in range(self.repeats):
             item._report_sections = []  # each run's own captured output
@@ -139,16 +134,21 @@ class GatePlugin:
 
 
 def run(request: dict[str, Any]) -> dict[str, Any]:
-    sys.path.insert(0, os.getcwd())
-    here = os.getcwd()
     plugin = GatePlugin(request)
+    here = RUN_FOLDER
     args = [*request["args"], "-c", request["config"], "--rootdir", here, "--confcutdir", here]
     args += ["-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-rN"]
     if request.get("list"):
         args.append("--collect-only")
-    code = int(pytest.main(args, plugins=[plugin]))
+    terminal = io.StringIO()
+    with contextlib.redirect_stdout(terminal), contextlib.redirect_stderr(terminal):
+        code = int(pytest.main(args, plugins=[plugin]))
     if code in STOPPED and not plugin.results and not plugin.errors:
-        return {"error": f"pytest stopped before any test ran: {STOPPED[code]} (exit {code})"}
+        said = terminal.getvalue().strip()[-TERMINAL_TAIL:]
+        return {
+            "error": f"pytest stopped before any test ran: {STOPPED[code]} (exit {code})"
+            + (f": {said}" if said else "")
+        }
     return {
         "collected": plugin.collected,
         "marked": plugin.marked,
@@ -158,18 +158,11 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    request = json.loads(sys.stdin.read())
-    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # what the tests and the system print is not the answer
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """One request of the side's runner (the worker calls it), answered whole."""
+    if RUN_FOLDER not in sys.path[:1]:
+        sys.path.insert(0, RUN_FOLDER)  # as `python -m pytest` from the run folder
     try:
-        answer = run(request)
+        return run(request)
     except BaseException as exc:  # pytest's or the tests' failure, reported whole
-        answer = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-    answers.write(json.dumps(answer))
-    answers.flush()
-    os._exit(0)  # threads the tests left must not keep the process
-
-
-if __name__ == "__main__":
-    main()
+        return {"error": f"{type(exc).__name__}: {exc}"[:2000]}

@@ -1,8 +1,9 @@
 """`pytest:` suites: the tests pytest selects, run on a side, each node id a case.
 
 pytest runs in the system's confinement (`gate.frameworks.process`, `pytest_runner`) in the
-side's run folder, with the measuring checkout's pytest configuration (`-c`: a PR's edit to
-`pytest.ini` or `[tool.pytest.ini_options]` does not change what measures it). Tests pair by
+side's run folder, one process for the side, with the measuring checkout's pytest configuration
+(`-c`: a PR's edit to `pytest.ini` or `[tool.pytest.ini_options]` does not change what measures
+it). Tests pair by
 node id, parametrized ids included. A run passes or fails as its test did; setup or teardown
 failures and skips the test or its fixtures raise are errors (nothing was measured, and a
 system that skips its own failing tests cannot pass them); an xfail test counts as what it
@@ -13,23 +14,22 @@ output is the case's output; its assertion message the failed check's detail.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gate.frameworks.checks import outcome_check
 from gate.frameworks.instrument import pytest_config
-from gate.frameworks.overlay import scratch_folder
-from gate.frameworks.process import FrameworkError, run_confined, runner_env
-from gate.frameworks.results import FrameworkRun, missing_attempts, start_of
+from gate.frameworks.process import FrameworkError, FrameworkProcess
+from gate.frameworks.results import Listing, Runs, completed
 from gate.inputs.cases import Case
 from gate.inputs.framework_suites import PytestSuite
-from gate.inputs.shard import Shard
-from gate.report.models import Attempt, CheckResult, truncate_output
+from gate.report.models import Attempt, truncate_output
 
 EMPTY_CONFIG = "[pytest]\n"
 
 
-def _config(scratch: Path, config_root: Path, settings: PytestSuite) -> Path:
+def measuring_config(scratch: Path, config_root: Path, settings: PytestSuite) -> Path:
     """The measuring checkout's pytest configuration, copied where the run cannot edit it;
     an empty one when it has none (the run's own would apply otherwise)."""
     found = pytest_config(config_root, settings.paths)
@@ -46,22 +46,10 @@ def _config(scratch: Path, config_root: Path, settings: PytestSuite) -> Path:
 
 
 def _answer(
-    settings: PytestSuite,
-    run_dir: Path,
-    config_root: Path,
-    environ: Mapping[str, str],
-    request: dict[str, Any],
+    process: FrameworkProcess, settings: PytestSuite, config: Path, request: dict[str, Any]
 ) -> dict[str, Any]:
-    with scratch_folder() as scratch:
-        request = {
-            **request,
-            "args": settings.args,
-            "config": str(_config(scratch, config_root, settings)),
-        }
-        env = runner_env(environ, {})
-        answer = run_confined(
-            "pytest_runner", request, run_dir, env, settings.timeout_s, "pytest.args"
-        )
+    request = {**request, "args": settings.args, "config": str(config)}
+    answer = process.call(request, settings.timeout_s)
     if "error" in answer:
         raise FrameworkError(f"pytest could not run {' '.join(settings.args)}: {answer['error']}")
     if answer.get("errors"):
@@ -70,53 +58,34 @@ def _answer(
     return answer
 
 
-def _cases(answer: dict[str, Any]) -> list[Case]:
+def list_tests(process: FrameworkProcess, settings: PytestSuite, config: Path) -> Listing:
+    """The selected tests as cases (collected, nothing run), and the ones their marks skip."""
+    answer = _answer(process, settings, config, {"list": True})
     cases = []
     for test in answer.get("collected", []):
         file = str(test.get("file", ""))
         task = PurePosixPath(file).stem or "tests"
         cases.append(Case(id=str(test["id"]), task=task, file=file, line=int(test.get("line", 0))))
-    return cases
-
-
-def list_tests(
-    settings: PytestSuite, run_dir: Path, config_root: Path, environ: Mapping[str, str]
-) -> list[Case]:
-    """The selected tests as cases (collected, nothing run)."""
-    return _cases(_answer(settings, run_dir, config_root, environ, {"list": True}))
+    notes = {str(k): str(v) for k, v in (answer.get("marked") or {}).items()}
+    return Listing(cases, notes)
 
 
 def run_pytest(
+    process: FrameworkProcess,
     settings: PytestSuite,
-    run_dir: Path,
-    config_root: Path,
-    ids: Sequence[str] | None,
+    config: Path,
+    starts: Mapping[str, int],
     repeats: int,
-    environ: Mapping[str, str],
-    *,
-    start: int | Mapping[str, int] = 0,
-    shard: Shard | None = None,
-) -> FrameworkRun:
-    """Each selected test (`ids`: only these; `shard`: of those, its own) `repeats` times."""
-    request = {
-        "ids": list(ids) if ids is not None else None,
-        "repeats": repeats,
-        "shard": [shard.index, shard.total] if shard else None,
-    }
-    answer = _answer(settings, run_dir, config_root, environ, request)
-    cases = _cases(answer)
+) -> Runs:
+    """Each test `starts` names `repeats` times, numbered from its start."""
+    answer = _answer(process, settings, config, {"ids": list(starts), "repeats": repeats})
     results = answer.get("results", {})
-    attempts: dict[str, list[Attempt]] = {}
-    for case in cases:
-        first = start_of(start, case.id)
-        runs = results.get(case.id) if isinstance(results, dict) else None
-        if not isinstance(runs, list) or len(runs) != repeats:
-            why = "pytest left no result for this test (the run ended early?)"
-            attempts[case.id] = missing_attempts(case.id, first, repeats, why)
-            continue
-        attempts[case.id] = [pytest_attempt(run, first + k) for k, run in enumerate(runs)]
-    notes = {str(k): str(v) for k, v in (answer.get("marked") or {}).items()}
-    return FrameworkRun(cases, attempts, notes)
+    found: dict[str, list[Attempt]] = {}
+    for key, first in starts.items():
+        runs = results.get(key) if isinstance(results, dict) else None
+        if isinstance(runs, list) and len(runs) == repeats:
+            found[key] = [pytest_attempt(run, first + k) for k, run in enumerate(runs)]
+    return completed(found, starts, repeats, "pytest left no result for this test")
 
 
 def pytest_attempt(run: dict[str, Any], repeat: int) -> Attempt:
@@ -129,8 +98,7 @@ def pytest_attempt(run: dict[str, Any], repeat: int) -> Attempt:
         "latency_ms": round(float(run.get("duration") or 0.0) * 1000, 3),
     }
     if outcome == "pass":
-        return Attempt(status="pass", checks=[CheckResult(name="test", passed=True)], **base)
+        return Attempt(status="pass", checks=[outcome_check(True)], **base)
     if outcome == "fail":
-        check = CheckResult(name="test", passed=False, detail=detail[:500])
-        return Attempt(status="fail", checks=[check], **base)
+        return Attempt(status="fail", checks=[outcome_check(False, detail)], **base)
     return Attempt(status="error", error=detail[:2000] or "the test did not run", **base)

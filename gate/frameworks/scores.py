@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gate.frameworks.checks import score_check
 from gate.report.models import CheckResult
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
@@ -66,13 +67,11 @@ def score_checks(
         value = getattr(score, "value", None)
         if value is None:
             raise Unscorable(f"scorer {name!r} gave no value")
-        ok = passes(value, wanted)
         number = as_number(value)
-        explanation = getattr(score, "explanation", None) or ""
-        detail = f"{value!r} (passes at {wanted!r})" + (f": {explanation}" if explanation else "")
         fraction = number if number is not None and 0.0 <= number <= 1.0 else None
+        explanation = str(getattr(score, "explanation", None) or "")
         checks.append(
-            CheckResult(name=f"score:{name}", passed=ok, detail=detail[:500], fraction=fraction)
+            score_check(name, passes(value, wanted), value, wanted, explanation, fraction)
         )
     if not checks:
         raise Unscorable("unscored: the sample has no score")

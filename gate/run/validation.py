@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from gate.checks import CheckContext, CheckPlan, plan_checks
 from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
-from gate.inputs.config import LoadedConfig, SuiteConfig
+from gate.inputs.config import LoadedConfig
 from gate.report.output import SystemOutput
 from gate.run.cases import checked_cases
 from gate.run.preflight import preflight, unchecked_cases
@@ -49,27 +49,8 @@ def rejected(loaded: LoadedConfig, names: list[str], root: Path) -> list[InputEr
     problems: list[InputError] = []
     for name in names:
         suite = loaded.config.suite(name)
-        if suite.framework is not None:  # its cases are found by running it
-            problems += framework_problems(loaded, suite, root)
-            continue
         problems += preflight(loaded, suite, root, checked_cases(loaded, suite))
     return list({str(p): p for p in problems}.values())  # a shared pythonpath once
-
-
-def framework_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[InputError]:
-    """An inspect suite's task file, a pytest suite's test paths: missing from the checkout."""
-    named = [("inspect.task", suite.inspect.file)] if suite.inspect else []
-    named += [("pytest.args", p) for p in (suite.pytest.paths if suite.pytest else [])]
-    return [
-        InputError(
-            f"suite {suite.name!r}: {path!r} not found in {root}",
-            file=loaded.path,
-            line=loaded.suite_line(suite.name, *key.split(".")[:1]),
-            key=key,
-        )
-        for key, path in named
-        if not (root / path).exists()
-    ]
 
 
 def check_reference(case: Case, ctx: CheckContext) -> tuple[str, str]:
@@ -90,8 +71,7 @@ def check_reference(case: Case, ctx: CheckContext) -> tuple[str, str]:
 
 def check_references(loaded: LoadedConfig, name: str, root: Path) -> SuiteReferences:
     """The suite's cases with a reference, each run through its own checks."""
-    suite = loaded.config.suite(name)
-    cases = [] if suite.framework is not None else checked_cases(loaded, suite)
+    cases = checked_cases(loaded, loaded.config.suite(name))
     with_ref = [c for c in cases if c.reference is not None]
     broken = []
     with ExitStack() as stack:
