@@ -190,8 +190,12 @@ def test_repeats_auto_asks_for_more_runs_of_the_undecided_tests(tmp_path: Path) 
     unit = suite(check(project), "unit-evals")
     c = unit.comparison
     assert c.verdict == "fail" and FEES_TEST in c.regressions
-    head = project.path / "reports" / "unit-evals" / "head.jsonl"
-    assert '"auto"' in head.read_text().splitlines()[0]
+    head = (project.path / "reports" / "unit-evals" / "head.jsonl").read_text().splitlines()
+    auto = json.loads(head[0])["auto"]
+    assert auto["rounds"] >= 1 and auto["plan"]["first"] == 2  # later rounds were asked
+    fees = next(json.loads(line) for line in head[1:] if FEES_TEST in line)
+    runs = [a["repeat"] for a in fees["attempts"]]
+    assert runs == list(range(fees["repeats"])) and fees["repeats"] > 2  # numbered on
 
 
 def test_gate_run_refuses_a_pytest_option_that_is_the_gates(tmp_path: Path) -> None:

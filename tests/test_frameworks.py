@@ -257,7 +257,7 @@ def test_number(n):
 """
 
 
-def test_shards_split_the_tests_and_list_cases_names_them_all(tmp_path: Path) -> None:
+def test_shards_split_the_tests_and_a_side_lists_them_all(tmp_path: Path) -> None:
     write(
         tmp_path,
         {"tests/test_n.py": SUITE, "gate.yml": "suites:\n  - {name: u, pytest: {args: [tests]}}\n"},
