@@ -1,10 +1,11 @@
 """The check results of framework suites, built here and only here: an inspect scorer's verdict
-on a sample (`score:NAME`) and a pytest test's outcome (`test`). What a reader of the report or
-the comment needs of them is in these results' fields."""
+on a sample (`score`, named `score:NAME`) and a pytest test's run (`pytest`, named `test`).
+What a reader of the report or the comment needs of them is in these results' fields
+(`gate.report.checks`)."""
 
 from __future__ import annotations
 
-from gate.report.models import CheckResult
+from gate.report.checks import PlainResult, ScoreResult
 
 DETAIL_CHARS = 500
 
@@ -12,19 +13,26 @@ DETAIL_CHARS = 500
 def score_check(
     scorer: str,
     passed: bool,
-    value: object,
-    wanted: object,
+    value: str | float | bool,
+    wanted: str | float | bool,
     explanation: str,
     fraction: float | None,
-) -> CheckResult:
+) -> ScoreResult:
     """A scorer's value against the suite's `pass:`; `fraction`: the value as a share of full
     credit, when it is one."""
     detail = f"{value!r} (passes at {wanted!r})" + (f": {explanation}" if explanation else "")
-    return CheckResult(
-        name=f"score:{scorer}", passed=passed, detail=detail[:DETAIL_CHARS], fraction=fraction
+    return ScoreResult(
+        kind="score",
+        name=f"score:{scorer}",
+        passed=passed,
+        detail=detail[:DETAIL_CHARS],
+        scorer=scorer,
+        value=value,
+        wanted=wanted,
+        fraction=fraction,
     )
 
 
-def outcome_check(passed: bool, detail: str = "") -> CheckResult:
+def outcome_check(passed: bool, detail: str = "") -> PlainResult:
     """A test's run: passed, or failed with its assertion's message."""
-    return CheckResult(name="test", passed=passed, detail=detail[:DETAIL_CHARS])
+    return PlainResult(kind="pytest", name="test", passed=passed, detail=detail[:DETAIL_CHARS])

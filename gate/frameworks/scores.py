@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gate.frameworks.checks import score_check
-from gate.report.models import CheckResult
+from gate.report.checks import ScoreResult
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
@@ -55,7 +55,7 @@ def passes(value: Any, wanted: str | float | bool) -> bool:
 
 def score_checks(
     scores: Mapping[str, Any], wanted: str | float | bool, scorer: str | None
-) -> list[CheckResult]:
+) -> list[ScoreResult]:
     """One check per scorer that decides (`scorer`, else every one): `score:NAME`, its value
     and explanation in the detail. `scores` maps a scorer's name to its inspect `Score`."""
     if scorer is not None:
