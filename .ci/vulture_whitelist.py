@@ -64,3 +64,19 @@ _.se_target_points
 _.op
 # io.TextIOBase asks it: a defused stream is writable (joblog.Defused).
 _.writable
+# The sandbox's protections in a report's metadata (gate.report.descriptions.SandboxInfo),
+# written for whoever reads the report (docs/sandbox.md describes them).
+_.address_space_mb
+_.file_size_mb
+_.open_files
+_.processes
+_.network
+_.pid_namespace
+_.mount_namespace
+_.filesystem
+_.no_new_privileges
+_.rlimits
+_.output_cap_kb
+_.in_process
+_.evidence
+_.degraded

@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from gate.report.checks import CheckResult, PhraseResult, PlainResult
 from gate.report.io import ReportWriter
-from gate.report.models import Attempt, CaseResult, CheckResult, RunMeta, Tokens
+from gate.report.models import Attempt, CaseResult, RunMeta, Tokens
 
 TASKS = ["faq", "billing", "coding", "legal", "onboarding", "cards", "transfers", "kyc"]
 
@@ -30,13 +31,15 @@ def _answer(rng: random.Random) -> str:
 
 
 def _result(rng: random.Random, i: int, status: str, repeats: int) -> CaseResult:
-    checks = [
-        CheckResult(
+    checks: list[CheckResult] = [
+        PhraseResult(
+            kind="include",
             name="include:CAC",
             passed=status != "fail",
             detail="" if status != "fail" else 'missing "CAC"',
+            phrase="CAC",
         ),
-        CheckResult(name="max_chars:800", passed=True),
+        PlainResult(kind="max_chars", name="max_chars:800", passed=True),
     ]
     attempts = []
     if repeats > 1:

@@ -309,7 +309,7 @@ def test_held_out_cases_keep_only_their_outcome(tmp_path: Path) -> None:
             "fail",
             heldout=True,
             output=secret,
-            checks=[{"name": "equals", "passed": False, "detail": secret}],
+            checks=[{"kind": "equals", "name": "equals", "passed": False, "detail": secret}],
             error=secret,
         ),
         *passing(5),

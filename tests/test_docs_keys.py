@@ -14,6 +14,7 @@ from gate.inputs.config import GateConfig
 from gate.inputs.expect import EXPECT_KEYS, Expect
 from gate.inputs.sourcemap import known_fields
 from gate.providers.prompts import ModelSettings
+from gate.report.checks import MODEL_OF
 
 CONFIG_MD = (REPO / "docs" / "config.md").read_text()
 CASES_MD = (REPO / "docs" / "cases.md").read_text()
@@ -35,6 +36,11 @@ def test_every_check_is_in_cases_md() -> None:
     missing = sorted(k for k in EXPECT_KEYS if f"`{k}`" not in CASES_MD)
     assert missing == []
     assert "](docs/cases.md)" in README
+
+
+def test_reports_md_names_every_kind_of_check_result() -> None:
+    text = (REPO / "docs" / "reports.md").read_text()
+    assert sorted(k for k in MODEL_OF if f"`{k}`" not in text) == []
 
 
 def test_the_full_config_example_is_a_valid_config() -> None:

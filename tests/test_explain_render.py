@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from helpers.github_html import CONTROL, CTX, LIVE_MENTION, LIVE_REFERENCE, github_html, structure
-from helpers.reports import HOSTILE_OUTPUTS
+from helpers.reports import HOSTILE_OUTPUTS, check
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +18,9 @@ from gate.compare.system import FileDiff, SystemDiff
 from gate.render import COMMENT_MAX_CHARS, render_comment, render_json, render_junit, render_text
 from gate.render.diff import diff_lines
 from gate.render.preview import html_page
+from gate.report.checks import CheckResult, PlainResult, RubricResult
 from gate.report.io import Report
-from gate.report.models import CaseResult, CheckResult, RunMeta
+from gate.report.models import CaseResult, RunMeta
 
 
 def result(id: str, status: str = "pass", output: str = "", **extra: object) -> CaseResult:
@@ -40,17 +41,11 @@ def result(id: str, status: str = "pass", output: str = "", **extra: object) -> 
 
 
 def failed(name: str, detail: str = "") -> CheckResult:
-    return CheckResult(name=name, passed=False, detail=detail)
+    return check(name, False, detail)
 
 
 def judged(score: int, note: str, minimum: int = 2) -> CheckResult:
-    verdict = "meets" if score >= minimum else "below"
-    return CheckResult(
-        name="rubric:correctness",
-        passed=score >= minimum,
-        score=score,
-        detail=f"{score}/2 ({verdict} minimum {minimum}): {note}",
-    )
+    return RubricResult.judged("correctness", score, minimum, note)
 
 
 def comparison(pairs: list[tuple[CaseResult, CaseResult]], **update: object) -> Comparison:
@@ -114,7 +109,7 @@ def test_a_code_case_names_its_first_failing_assertion() -> None:
         code.format("-"),
         task="coding",
         checks=[
-            CheckResult(name="compile", passed=True),
+            PlainResult(kind="compile", name="compile", passed=True),
             failed("test:test_small", "AssertionError: assert add(1, 2) == 3 (test line 2)"),
             failed("test:test_big", "AssertionError (test line 5)"),
         ],
@@ -185,7 +180,7 @@ def test_needs_review_says_why_the_judge_answer_was_unusable() -> None:
         "b",
         "needs_review",
         severity="blocker",
-        checks=[CheckResult(name="rubric:correctness", passed=None, detail=reason)],
+        checks=[RubricResult.unusable("correctness", 2, reason)],
     )
     body = render_comment(comparison([(base, head)]), CTX)
     part = explained(body)

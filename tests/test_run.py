@@ -32,7 +32,7 @@ def test_run_writes_report_and_summary_with_spec_fields(echo_project) -> None:
     done = run_gate("run", "--label", "head", cwd=project.root)
     assert done.code == 0, done.err
     meta, lines, summary = project.read_report(label="head")
-    assert meta["type"] == "meta" and meta["schema_version"] == 2 and meta["gate_version"]
+    assert meta["type"] == "meta" and meta["schema_version"] == 3 and meta["gate_version"]
     assert meta["system"] == {"kind": "python", "target": "app:answer"}
     assert set(meta["files"]) == {"gate.yml", "app.py"}
     assert [x["id"] for x in lines] == ["a1", "a2", "b1", "b2"]

@@ -129,8 +129,8 @@ def test_every_tool_call_check_decides_right(
         == "called get_time, not get_current_weather"
     )
     assert lines["exact-extra-call"]["checks"][-1] == {
-        "name": "tool_calls_order:exact", "passed": False, "detail": "1 more call(s): get_current_weather",
-        "score": None, "fraction": None,
+        "kind": "tool_calls_order", "name": "tool_calls_order:exact", "passed": False,
+        "detail": "1 more call(s): get_current_weather",
     }  # fmt: skip
     assert lines["called-anyway"]["checks"][0]["detail"].startswith(
         "the answer called get_current_weather("

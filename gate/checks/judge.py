@@ -35,7 +35,8 @@ from gate.providers.wire_formats import (
     Reply,
     ServiceChatFormat,
 )
-from gate.report.models import CheckResult, JudgeCall
+from gate.report.checks import CheckResult, RubricResult
+from gate.report.models import JudgeCall
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv
 from gate.systems.chat import client_for
@@ -118,22 +119,12 @@ def grade(rubric: dict[str, int], text: str) -> list[CheckResult]:
     """One result per rubric dimension; an unusable answer makes every one `passed=None`."""
     answer = parse_answer(text, list(rubric))
     if isinstance(answer, str):
-        return [
-            CheckResult(name=f"rubric:{d}", passed=None, detail=answer, score=None) for d in rubric
-        ]
-    results = []
+        return [RubricResult.unusable(d, minimum, answer) for d, minimum in rubric.items()]
+    results: list[CheckResult] = []
     for dimension, minimum in rubric.items():
         scored = answer.scores[dimension]
-        verdict = "meets" if scored.score >= minimum else "below"
-        results.append(
-            CheckResult(
-                name=f"rubric:{dimension}",
-                passed=scored.score >= minimum,
-                score=scored.score,
-                detail=f"{scored.score}/2 ({verdict} minimum {minimum}): "
-                + _short(scored.reason, REASON_CHARS),
-            )
-        )
+        reason = _short(scored.reason, REASON_CHARS)
+        results.append(RubricResult.judged(dimension, scored.score, minimum, reason))
     return results
 
 

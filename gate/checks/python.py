@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gate.checks.base import CheckContext
 from gate.errors import CheckInfraError
-from gate.report.models import CheckResult
+from gate.report.checks import CheckResult, PythonResult
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
@@ -108,4 +108,13 @@ class PythonCheck:
         except ValueError as exc:
             raise CheckInfraError(f"python check {self.target} {exc}") from None
         name = f"python:{self.target}"
-        return [CheckResult(name=name, passed=passed, fraction=score, detail=reason)]
+        return [
+            PythonResult(
+                kind="python",
+                name=name,
+                passed=passed,
+                detail=reason,
+                target=self.target,
+                fraction=score,
+            )
+        ]

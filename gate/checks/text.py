@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gate.checks.base import CheckContext
 from gate.checks.json_find import Found, find_json, parse_whole
-from gate.report.models import CheckResult
+from gate.report.checks import CheckResult, ExpectedResult, PhraseResult, PlainResult
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
@@ -27,7 +27,10 @@ class MustInclude:
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         found = self.needle.casefold() in output.text.casefold()
         detail = "" if found else f"{_excerpt(self.needle)!r} not found in the output"
-        return [CheckResult(name=f"include:{self.needle}", passed=found, detail=detail)]
+        name = f"include:{self.needle}"
+        return [
+            PhraseResult(kind="include", name=name, passed=found, detail=detail, phrase=self.needle)
+        ]
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,12 @@ class MustNotInclude:
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         index = output.text.casefold().find(self.needle.casefold())
         detail = "" if index < 0 else f"{_excerpt(self.needle)!r} found at character {index}"
-        return [CheckResult(name=f"exclude:{self.needle}", passed=index < 0, detail=detail)]
+        name, passed = f"exclude:{self.needle}", index < 0
+        return [
+            PhraseResult(
+                kind="exclude", name=name, passed=passed, detail=detail, phrase=self.needle
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -47,13 +55,13 @@ class Regex:
 
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         match = re.search(self.pattern, output.text)
-        name = f"{'not_regex' if self.negate else 'regex'}:{self.pattern}"
+        kind: Literal["regex", "not_regex"] = "not_regex" if self.negate else "regex"
+        name = f"{kind}:{self.pattern}"
         if self.negate:
             detail = f"matched {_excerpt(match.group(0))!r}" if match else ""
-            return [CheckResult(name=name, passed=match is None, detail=detail)]
-        return [
-            CheckResult(name=name, passed=match is not None, detail="" if match else "no match")
-        ]
+            return [PlainResult(kind=kind, name=name, passed=match is None, detail=detail)]
+        detail = "" if match else "no match"
+        return [PlainResult(kind=kind, name=name, passed=match is not None, detail=detail)]
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,11 @@ class Equals:
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         ok = output.text.strip() == self.expected.strip()
         detail = "" if ok else f"expected {_excerpt(self.expected.strip())!r}"
-        return [CheckResult(name="equals", passed=ok, detail=detail)]
+        return [
+            ExpectedResult(
+                kind="equals", name="equals", passed=ok, detail=detail, expected=self.expected
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -74,8 +86,9 @@ class Length:
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         size = len(output.text)
         ok = size <= self.limit if self.maximum else size >= self.limit
-        name = f"{'max' if self.maximum else 'min'}_chars:{self.limit}"
-        return [CheckResult(name=name, passed=ok, detail="" if ok else f"{size} characters")]
+        kind: Literal["max_chars", "min_chars"] = "max_chars" if self.maximum else "min_chars"
+        detail = "" if ok else f"{size} characters"
+        return [PlainResult(kind=kind, name=f"{kind}:{self.limit}", passed=ok, detail=detail)]
 
 
 @dataclass(frozen=True)
@@ -87,7 +100,12 @@ class Contains:
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         found = self.needle in output.text
         detail = "" if found else f"{_excerpt(self.needle)!r} not found (case-sensitive)"
-        return [CheckResult(name=f"contains:{self.needle}", passed=found, detail=detail)]
+        name = f"contains:{self.needle}"
+        return [
+            PhraseResult(
+                kind="contains", name=name, passed=found, detail=detail, phrase=self.needle
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -99,11 +117,13 @@ class ContainsSome:
 
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
         missing = [n for n in self.needles if n not in output.text]
-        name = "contains_all" if self.every else "contains_any"
+        name: Literal["contains_all", "contains_any"] = (
+            "contains_all" if self.every else "contains_any"
+        )
         ok = not missing if self.every else len(missing) < len(self.needles)
         shown = ", ".join(repr(_excerpt(n, 40)) for n in missing)
         detail = "" if ok else (f"missing {shown}" if self.every else f"none of {shown} found")
-        return [CheckResult(name=name, passed=ok, detail=detail)]
+        return [PlainResult(kind=name, name=name, passed=ok, detail=detail)]
 
 
 @dataclass(frozen=True)
@@ -114,7 +134,15 @@ class StartsWith:
         start = output.text.lstrip()
         ok = start.startswith(self.prefix)
         detail = "" if ok else f"starts with {_excerpt(start, len(self.prefix) + 20)!r}"
-        return [CheckResult(name="starts_with", passed=ok, detail=detail)]
+        return [
+            ExpectedResult(
+                kind="starts_with",
+                name="starts_with",
+                passed=ok,
+                detail=detail,
+                expected=self.prefix,
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -126,14 +154,19 @@ class Json:
     exact: bool = False
 
     def run(self, output: SystemOutput, case: Case, ctx: CheckContext) -> list[CheckResult]:
-        name = "json_exact" if self.exact else "json"
+        name: Literal["json_exact", "json"] = "json_exact" if self.exact else "json"
         found, problem = self._value(output.text)
         if found is None:
-            results = [CheckResult(name=name, passed=False, detail=problem)]
+            results: list[CheckResult] = [
+                PlainResult(kind=name, name=name, passed=False, detail=problem)
+            ]
             if self.schema is not None:
-                results.append(CheckResult(name="json_schema", passed=False, detail="no JSON"))
+                no_json = PlainResult(
+                    kind="json_schema", name="json_schema", passed=False, detail="no JSON"
+                )
+                results.append(no_json)
             return results
-        results = [CheckResult(name=name, passed=True)]
+        results = [PlainResult(kind=name, name=name, passed=True)]
         if self.schema is not None:
             results.append(_schema_result(self.schema, found.value))
         return results
@@ -150,7 +183,7 @@ class Json:
         return found, "" if found else detail
 
 
-def _schema_result(schema: dict[str, Any], value: Any) -> CheckResult:
+def _schema_result(schema: dict[str, Any], value: Any) -> PlainResult:
     import jsonschema  # slow to import; only suites that use schemas pay for it
 
     validator = jsonschema.validators.validator_for(schema)(schema)
@@ -159,4 +192,4 @@ def _schema_result(schema: dict[str, Any], value: Any) -> CheckResult:
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         detail = f"{where}: {error.message}"
-    return CheckResult(name="json_schema", passed=error is None, detail=detail)
+    return PlainResult(kind="json_schema", name="json_schema", passed=error is None, detail=detail)

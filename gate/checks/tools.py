@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gate.checks.base import CheckContext
 from gate.inputs.expect import ExpectedToolCall
-from gate.report.models import CheckResult
+from gate.report.checks import CheckResult, PlainResult, ToolCallResult
 from gate.report.output import ToolCall
 
 if TYPE_CHECKING:
@@ -112,11 +112,14 @@ class ToolCallsCheck:
             for want in self.expected
         ]
         assigned = _assign(matches, len(calls))
-        results = []
+        results: list[CheckResult] = []
         for want, column in zip(self.expected, assigned, strict=True):
             detail = "" if column is not None else self._why_not(want, calls)
+            name, passed = f"tool_call:{want.name}", column is not None
             results.append(
-                CheckResult(name=f"tool_call:{want.name}", passed=column is not None, detail=detail)
+                ToolCallResult(
+                    kind="tool_call", name=name, passed=passed, detail=detail, tool=want.name
+                )
             )
         return results
 
@@ -130,19 +133,29 @@ class ToolCallsCheck:
         return next(p for p in problems if p is not None)
 
     def _in_order(self, calls: list[ToolCall]) -> list[CheckResult]:
-        results = []
+        results: list[CheckResult] = []
         for index, want in enumerate(self.expected):
             name = f"tool_call:{index + 1}:{want.name}"
             if index >= len(calls):
-                detail = f"the answer made {len(calls)} call(s) ({_names(calls)})"
-                results.append(CheckResult(name=name, passed=False, detail=detail))
-                continue
-            problem = call_mismatch(want, calls[index])
-            results.append(CheckResult(name=name, passed=problem is None, detail=problem or ""))
+                detail, passed = f"the answer made {len(calls)} call(s) ({_names(calls)})", False
+            else:
+                problem = call_mismatch(want, calls[index])
+                detail, passed = problem or "", problem is None
+            results.append(
+                ToolCallResult(
+                    kind="tool_call",
+                    name=name,
+                    passed=passed,
+                    detail=detail,
+                    tool=want.name,
+                    position=index + 1,
+                )
+            )
         extra = calls[len(self.expected) :]
         ok = not extra
         detail = "" if ok else f"{len(extra)} more call(s): {_names(extra)}"
-        results.append(CheckResult(name="tool_calls_order:exact", passed=ok, detail=detail))
+        order = "tool_calls_order:exact"
+        results.append(PlainResult(kind="tool_calls_order", name=order, passed=ok, detail=detail))
         return results
 
 
@@ -152,4 +165,5 @@ class NoToolCalls:
         calls = output.tool_calls
         shown = ", ".join(c.shown() for c in calls[:3]) + (" …" if len(calls) > 3 else "")
         detail = f"the answer called {shown}" if calls else ""
-        return [CheckResult(name="no_tool_calls", passed=not calls, detail=detail)]
+        name = "no_tool_calls"
+        return [PlainResult(kind="no_tool_calls", name=name, passed=not calls, detail=detail)]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from gate.report.checks import AssertionResult
 from gate.report.models import CaseResult
 
 
@@ -29,7 +30,7 @@ def metric_outcomes(result: CaseResult) -> dict[str, bool]:
     """Each metric of the case's checks: whether all of its results passed."""
     outcomes: dict[str, bool] = {}
     for check in result.checks:
-        if check.metric is not None:
+        if isinstance(check, AssertionResult) and check.metric is not None:
             outcomes[check.metric] = outcomes.get(check.metric, True) and check.passed is True
     return outcomes
 

@@ -17,18 +17,19 @@ from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
 from gate.compare.system import SystemDiff
-from gate.inputs.policy import Policy
-from gate.report.models import CheckResult, RunMeta, Status
+from gate.inputs.policy import Policy, Severity
+from gate.report.checks import CheckResult, RubricResult
+from gate.report.models import RunMeta, Status
 
 Verdict = Literal["pass", "fail", "inconclusive", "error", "skipped"]
 # inconclusive exits 0 here, 1 where the policy's `inconclusive: block` makes it block
-EXIT_CODES: dict[str, int] = {"pass": 0, "skipped": 0, "inconclusive": 0, "fail": 1, "error": 3}
+EXIT_CODES: dict[Verdict, int] = {"pass": 0, "skipped": 0, "inconclusive": 0, "fail": 1, "error": 3}
 BLOCKING_INCONCLUSIVE = 1
 # the combined verdict of several suites is the first of these that any of them has
 VERDICT_ORDER: tuple[Verdict, ...] = ("error", "fail", "inconclusive", "pass", "skipped")
 
 
-def exit_code_of(verdict: str, policy: Policy) -> int:
+def exit_code_of(verdict: Verdict, policy: Policy) -> int:
     """The exit code of a verdict under a policy: inconclusive blocks only if it says so."""
     if verdict == "inconclusive" and policy.inconclusive == "block":
         return BLOCKING_INCONCLUSIVE
@@ -53,7 +54,7 @@ class SideCase(BaseModel):
     output_chars: int = Field(0, description="how long the whole output was")
     failed_checks: list[CheckResult] = Field(default_factory=list)
     review_checks: list[CheckResult] = Field(default_factory=list, description="needs review")
-    rubric: list[CheckResult] = Field(default_factory=list, description="the judge's results")
+    rubric: list[RubricResult] = Field(default_factory=list, description="the judge's results")
     error: str | None = None
 
 
@@ -62,7 +63,7 @@ class CaseChange(BaseModel):
 
     id: str
     task: str
-    severity: str
+    severity: Severity
     heldout: bool = False
     blocking: bool = False
     base: SideCase | None = Field(None, description="None: the case is not in the base report")

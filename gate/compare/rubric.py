@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
 from gate.report.models import CaseResult
@@ -72,7 +73,7 @@ def sign_flip_p_value(differences: Iterable[int]) -> float:
     return min(1.0, p)
 
 
-def _binomial_half(n: int) -> np.ndarray:
+def _binomial_half(n: int) -> NDArray[np.float64]:
     k = np.arange(n + 1)
     lgamma = np.vectorize(math.lgamma)
     log_pmf = lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) - n * math.log(2)

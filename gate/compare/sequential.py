@@ -27,7 +27,11 @@ import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy itself is imported where the boundaries are computed
+    import numpy as np
+    from numpy.typing import NDArray
 
 POWER = 0.9
 RHO = 1.0  # the spending function's exponent: α·t (Pocock-like: early looks can stop a drop)
@@ -51,7 +55,9 @@ def boundaries(infos: Sequence[float], alpha: float, rho: float = RHO) -> list[f
 
 
 @lru_cache(maxsize=4096)
-def _integrated(infos: tuple[float, ...], alpha: float, rho: float) -> tuple[float, Any, Any]:
+def _integrated(
+    infos: tuple[float, ...], alpha: float, rho: float
+) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
     """The last look's boundary, and the density of the statistic's paths that continue past
     it (on a grid, as trapezoid weights), from the looks before it."""
     import numpy as np

@@ -5,7 +5,7 @@ and the per-task table. Pure.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
 
 from gate.compare.lists import CaseLists
 from gate.compare.models import (
@@ -63,6 +63,7 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
                 cost = (cost or 0.0) + source.cost_usd
             if source.latency_ms is not None:
                 latencies.append(source.latency_ms)
+    judge = total_judge(judges) or JudgeUsage()
     return SideUsage(
         calls=calls,
         cached_calls=cached,
@@ -72,19 +73,78 @@ def usage(results: Iterable[CaseResult]) -> SideUsage:
         cost_usd=round(cost, 8) if cost is not None else None,
         latency_p50_ms=percentile(latencies, 50),
         latency_p95_ms=percentile(latencies, 95),
-        **_judge_usage(total_judge(judges)),
+        judge_calls=judge.calls,
+        judge_tokens=judge.tokens.total,
+        judge_cost_usd=judge.cost_usd,
+        judge_cached=judge.cached,
     )
 
 
-def _judge_usage(judge: JudgeUsage | None) -> dict[str, Any]:
-    if judge is None:
-        return {}
-    return {
-        "judge_calls": judge.calls,
-        "judge_tokens": judge.tokens.total,
-        "judge_cost_usd": judge.cost_usd,
-        "judge_cached": judge.cached,
-    }
+@dataclass
+class _TaskCounts:
+    """One task's paired cases and their outcomes, and its unpaired cases."""
+
+    n: int = 0
+    base_passed: int = 0
+    head_passed: int = 0
+    regressions: int = 0
+    fixes: int = 0
+    added: int = 0
+    removed: int = 0
+    base_fractions: float = 0.0  # the sums of the pass fractions, with repeats
+    head_fractions: float = 0.0
+
+
+def _task_counts(
+    pairs: list[tuple[CaseResult, CaseResult]],
+    added: list[CaseResult],
+    removed: list[CaseResult],
+    lists: CaseLists,
+    estimates: Estimates | None,
+) -> dict[str, _TaskCounts]:
+    counts: dict[str, _TaskCounts] = {}
+    regressed, fixed = set(lists.regressions), set(lists.fixes)
+    for base, head in pairs:
+        task = counts.setdefault(head.task, _TaskCounts())
+        task.n += 1
+        task.base_passed += int(base.passed)
+        task.head_passed += int(head.passed)
+        task.regressions += int(head.id in regressed)
+        task.fixes += int(head.id in fixed)
+        if estimates is not None:
+            b, h = estimates[head.id]
+            task.base_fractions += b
+            task.head_fractions += h
+    for result in added:
+        counts.setdefault(result.task, _TaskCounts()).added += 1
+    for result in removed:
+        counts.setdefault(result.task, _TaskCounts()).removed += 1
+    return counts
+
+
+def _task_delta(task: str, counts: _TaskCounts, *, fractions: bool) -> TaskDelta:
+    """With `fractions` (repeats) the rates are the mean pass fractions."""
+    n = counts.n
+    rates: tuple[float | None, float | None, float | None]
+    if fractions and n:
+        b, h = counts.base_fractions, counts.head_fractions
+        rates = (100.0 * b / n, 100.0 * h / n, round(100.0 * (h - b) / n, 9))
+    else:
+        bp, hp = counts.base_passed, counts.head_passed
+        rates = (rate(bp, n), rate(hp, n), points(hp, bp, n))
+    return TaskDelta(
+        task=task,
+        n=n,
+        base_passed=counts.base_passed,
+        head_passed=counts.head_passed,
+        regressions=counts.regressions,
+        fixes=counts.fixes,
+        added=counts.added,
+        removed=counts.removed,
+        base_pass_rate=rates[0],
+        head_pass_rate=rates[1],
+        delta_points=rates[2],
+    )
 
 
 def task_deltas(
@@ -96,52 +156,7 @@ def task_deltas(
 ) -> list[TaskDelta]:
     """Per task, over its paired cases; worst delta first. With `estimates` (repeats) the
     rates are the mean pass fractions, as for the whole suite."""
-    stats: dict[str, list[int]] = {}
-    sums: dict[str, list[float]] = {}
-    regressed, fixed = set(lists.regressions), set(lists.fixes)
-    for base, head in pairs:
-        row = stats.setdefault(head.task, [0] * 7)
-        row[0] += 1
-        row[1] += int(base.passed)
-        row[2] += int(head.passed)
-        row[3] += int(head.id in regressed)
-        row[4] += int(head.id in fixed)
-        if estimates is not None:
-            b, h = estimates[head.id]
-            total = sums.setdefault(head.task, [0.0, 0.0])
-            total[0] += b
-            total[1] += h
-    for result in added:
-        stats.setdefault(result.task, [0] * 7)[5] += 1
-    for result in removed:
-        stats.setdefault(result.task, [0] * 7)[6] += 1
-
-    def rates(task: str, n: int, bp: int, hp: int) -> dict[str, float | None]:
-        if estimates is None or not n:
-            return {
-                "base_pass_rate": rate(bp, n),
-                "head_pass_rate": rate(hp, n),
-                "delta_points": points(hp, bp, n),
-            }
-        b, h = sums[task]
-        return {
-            "base_pass_rate": 100.0 * b / n,
-            "head_pass_rate": 100.0 * h / n,
-            "delta_points": round(100.0 * (h - b) / n, 9),
-        }
-
-    tasks = [
-        TaskDelta(
-            task=task,
-            n=n,
-            base_passed=bp,
-            head_passed=hp,
-            regressions=reg,
-            fixes=fix,
-            added=add,
-            removed=rem,
-            **rates(task, n, bp, hp),
-        )
-        for task, (n, bp, hp, reg, fix, add, rem) in stats.items()
-    ]
+    counts = _task_counts(pairs, added, removed, lists, estimates)
+    fractions = estimates is not None
+    tasks = [_task_delta(task, c, fractions=fractions) for task, c in counts.items()]
     return sorted(tasks, key=lambda t: (t.delta_points is None, t.delta_points or 0.0, t.task))

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, TextIO, TypedDict, TypeVar, Unpack
 
 from gate.compare.acceptance import accept
 from gate.compare.findings import SuiteRemoved
-from gate.compare.models import VERDICT_ORDER, Comparison, exit_code_of, skipped_comparison
+from gate.compare.models import (
+    VERDICT_ORDER,
+    Comparison,
+    Verdict,
+    exit_code_of,
+    skipped_comparison,
+)
 from gate.flow.baseline import config_path
 from gate.flow.git import GitRepo
 from gate.flow.instrument import SuiteInstrument, suite_instrument
@@ -76,7 +82,7 @@ class FlowOutcome:
     head_templates: TemplateSet | None = None
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         return combined_verdict(self.suites)
 
     @property
@@ -90,7 +96,7 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
-def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> str:
+def combined_verdict(outcomes: Sequence[SuiteOutcome]) -> Verdict:
     verdicts = {o.comparison.verdict for o in outcomes}
     return next((v for v in VERDICT_ORDER if v in verdicts), "skipped")
 

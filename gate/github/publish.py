@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from gate.compare.models import EXIT_CODES, Comparison
+from gate.compare.models import EXIT_CODES, Comparison, Verdict
 from gate.flow.pr import FlowOutcome, suite_folder
-from gate.flow.sharded import ShardOutcome, shard_verdict
+from gate.flow.sharded import ShardOutcome, ShardVerdict, shard_verdict
 from gate.github import workflow_commands as workflow
 from gate.github.client import GitHubClient
 from gate.github.comments import (
@@ -39,7 +39,7 @@ def say(out: TextIO, line: str) -> None:
     out.flush()
 
 
-def finish_uncompared(settings: ActionSettings, verdict: str, summary: str) -> None:
+def finish_uncompared(settings: ActionSettings, verdict: Verdict, summary: str) -> None:
     """The job summary's line and the outputs when no suite was compared."""
     env = settings.env
     if env.step_summary:
@@ -115,7 +115,7 @@ def _number(value: float | None) -> str:
 
 
 def outputs(
-    verdict: str, regressions: list[str], pooled: Mapping[str, float | None]
+    verdict: Verdict | ShardVerdict, regressions: list[str], pooled: Mapping[str, float | None]
 ) -> dict[str, str]:
     return {
         "verdict": verdict,

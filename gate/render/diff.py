@@ -24,7 +24,7 @@ from gate.compare.models import CaseChange, SideCase
 from gate.compare.system import FileDiff
 from gate.render.markdown import ELLIPSIS, Md, sanitize, shorten
 from gate.render.style import Style
-from gate.report.models import CheckResult
+from gate.report.checks import CheckResult, CodeTestResult, PhraseResult, RubricResult
 
 WRAP = 100
 CONTEXT = 1  # unchanged sentences shown around a change
@@ -32,7 +32,6 @@ SHORT = 8  # outputs of at most this many sentences are shown whole
 SNIPPET = 60  # characters of context either side of a highlighted phrase
 GAP = "⋯"
 _SENTENCE = re.compile(r"(?<=[.!?:;])\s+(?=\S)")
-_MINIMUM = re.compile(r"^(\d+)/2 \((?:meets|below) minimum (\d+)\):\s*(.*)$", re.DOTALL)
 
 
 # --- the two outputs ---------------------------------------------------------------------------
@@ -133,14 +132,6 @@ def _around(output: str | None, needle: str, style: Style) -> Md | None:
     return Md(f"“{style.highlight(before, output[start:end], after)}”")
 
 
-def _judged(check: CheckResult) -> tuple[int | None, int | None, str]:
-    """(score, minimum, note) of a rubric result."""
-    match = _MINIMUM.match(check.detail)
-    if match:
-        return int(match.group(1)), int(match.group(2)), match.group(3)
-    return check.score, None, check.detail
-
-
 @dataclass(frozen=True)
 class _Why:
     """What decided one case, on `side` (`other` is the side it is set against)."""
@@ -155,35 +146,41 @@ class _Why:
         return f": {self.style.text(check.detail, self.chars)}" if check.detail else ""
 
     def reason(self, check: CheckResult, first_test: bool) -> Md:
-        s, side, other = self.style, self.side, self.other
-        case = self.case
-        own, theirs = (case.head, case.base) if side == "head" else (case.base, case.head)
-        kind, _, arg = check.name.partition(":")
-        if kind == "include":
-            quote = _around(_output(theirs), arg, s)
-            said = f"; {other} said {quote}" if quote else ""
-            return Md(
-                f"the required phrase {s.code(arg, 80)} is {s.strong('missing')} on {side}{said}"
-            )
-        if kind == "exclude":
-            quote = _around(_output(own), arg, s)
-            said = f": {quote}" if quote else ""
-            return Md(
-                f"the forbidden phrase {s.code(arg, 80)} {s.strong('appeared')} on {side}{said}"
-            )
-        if kind in ("test", "hidden"):
+        s, side = self.style, self.side
+        if isinstance(check, PhraseResult) and check.kind in ("include", "exclude"):
+            return self.phrase(check)
+        if isinstance(check, CodeTestResult):
             what = "first failing assertion" if first_test else "also failing"
-            return Md(f"{what} on {side}: {s.code(arg or check.name, 100)}{self.detail(check)}")
-        if kind == "compile":
+            return Md(
+                f"{what} on {side}: {s.code(check.test or check.name, 100)}{self.detail(check)}"
+            )
+        if check.kind == "compile":
             broken = s.strong("does not compile")
             return Md(f"the code {broken} on {side}: {s.text(check.detail, self.chars)}")
-        if kind == "rubric":
-            score, minimum, note = _judged(check)
-            floor = f" (minimum {minimum})" if minimum is not None else ""
-            said = f": “{s.text(note, self.chars)}”" if note else ""
-            shown = s.strong(f"{score}/2" if score is not None else "no score")
-            return Md(f"the judge scored {s.code(arg, 60)} {shown}{floor} on {side}{said}")
+        if isinstance(check, RubricResult):
+            floor = f" (minimum {check.minimum})" if check.minimum is not None else ""
+            said = f": “{s.text(check.reason, self.chars)}”" if check.reason else ""
+            score = s.strong(f"{check.score}/2" if check.score is not None else "no score")
+            dimension = s.code(check.dimension, 60)
+            return Md(f"the judge scored {dimension} {score}{floor} on {side}{said}")
         return Md(f"{s.code(check.name, 80)} failed on {side}{self.detail(check)}")
+
+    def phrase(self, check: PhraseResult) -> Md:
+        """A required phrase missing (quoted where the other side said it), or a forbidden one
+        that appeared (quoted where it did)."""
+        s, side, case, phrase = self.style, self.side, self.case, check.phrase
+        own, theirs = (case.head, case.base) if side == "head" else (case.base, case.head)
+        if check.kind == "include":
+            quote = _around(_output(theirs), phrase, s)
+            said = f"; {self.other} said {quote}" if quote else ""
+            return Md(
+                f"the required phrase {s.code(phrase, 80)} is {s.strong('missing')} on {side}{said}"
+            )
+        quote = _around(_output(own), phrase, s)
+        said = f": {quote}" if quote else ""
+        return Md(
+            f"the forbidden phrase {s.code(phrase, 80)} {s.strong('appeared')} on {side}{said}"
+        )
 
 
 def why(case: CaseChange, style: Style, *, checks: int, chars: int) -> list[Md]:
@@ -197,7 +194,7 @@ def why(case: CaseChange, style: Style, *, checks: int, chars: int) -> list[Md]:
     reasons: list[Md] = []
     tests_seen = False
     for check in failed[: max(checks, 1)]:
-        is_test = check.name.split(":", 1)[0] in ("test", "hidden")
+        is_test = isinstance(check, CodeTestResult)
         reasons.append(telling.reason(check, is_test and not tests_seen))
         tests_seen = tests_seen or is_test
     if len(failed) > max(checks, 1):
@@ -225,38 +222,36 @@ class ScoreRow:
 
 def score_rows(case: CaseChange, style: Style, chars: int) -> list[ScoreRow]:
     """The judge's scores on both sides and its notes, one row per dimension."""
-    base = {c.name: c for c in (case.base.rubric if case.base else [])}
-    head = {c.name: c for c in (case.head.rubric if case.head else [])}
+    base = {c.dimension: c for c in (case.base.rubric if case.base else [])}
+    head = {c.dimension: c for c in (case.head.rubric if case.head else [])}
     rows = []
-    for name in [*head, *(n for n in base if n not in head)]:
-        b, h = base.get(name), head.get(name)
-        b_score, b_min, b_note = _judged(b) if b else (None, None, "")
-        h_score, h_min, h_note = _judged(h) if h else (None, None, "")
-        minimum = h_min if h_min is not None else b_min
-        notes = []
-        if b_note:
-            notes.append(f"base: {style.text(b_note, chars)}")
-        if h_note:
-            notes.append(f"head: {style.text(h_note, chars)}")
+    for dimension in [*head, *(d for d in base if d not in head)]:
+        b, h = base.get(dimension), head.get(dimension)
+        minimums = [c.minimum for c in (h, b) if c is not None and c.minimum is not None]
+        notes = [
+            f"{label}: {style.text(c.reason, chars)}"
+            for label, c in (("base", b), ("head", h))
+            if c is not None and c.reason
+        ]
         rows.append(
             ScoreRow(
-                dimension=style.code(name.removeprefix("rubric:"), 60),
-                minimum=Md(str(minimum) if minimum is not None else "—"),
-                base=_score(b, b_score),
-                head=_score(h, h_score),
+                dimension=style.code(dimension, 60),
+                minimum=Md(str(minimums[0]) if minimums else "—"),
+                base=_score(b),
+                head=_score(h),
                 note=style.lines(notes) if notes else Md("—"),
             )
         )
     return rows
 
 
-def _score(check: CheckResult | None, score: int | None) -> Md:
+def _score(check: RubricResult | None) -> Md:
     if check is None:
         return Md("—")
     if check.passed is None:
         return Md("needs review")
     mark = "" if check.passed else " ❌"
-    return Md(f"{score}/2{mark}" if score is not None else f"?{mark}")
+    return Md(f"{check.score}/2{mark}" if check.score is not None else f"?{mark}")
 
 
 @dataclass

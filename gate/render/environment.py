@@ -22,7 +22,6 @@ import io
 import os
 import types
 from collections.abc import Callable
-from typing import Any
 
 from jinja2 import (
     BaseLoader,
@@ -32,6 +31,7 @@ from jinja2 import (
     PrefixLoader,
     StrictUndefined,
 )
+from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 from markupsafe import Markup
 
@@ -52,24 +52,25 @@ class TemplateSandbox(ImmutableSandboxedEnvironment):
 
     intercepted_binops = frozenset({"*", "**"})
 
-    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+    def is_safe_attribute(self, obj: object, attr: str, value: object) -> bool:
         if isinstance(obj, OPAQUE) or isinstance(value, OPAQUE):
             return False
         return bool(super().is_safe_attribute(obj, attr, value))
 
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+    def call_binop(self, context: Context, operator: str, left: object, right: object) -> object:
         if operator == "**" and isinstance(right, int | float) and abs(right) > MAX_EXPONENT:
             raise SecurityError(f"an exponent above {MAX_EXPONENT} is not allowed")
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
-                sized = isinstance(seq, str | list | tuple) and isinstance(times, int)
-                if sized and len(seq) * times > MAX_PRODUCT:
+                if not (isinstance(seq, str | list | tuple) and isinstance(times, int)):
+                    continue
+                if len(seq) * times > MAX_PRODUCT:
                     raise SecurityError(f"`*` may build at most {MAX_PRODUCT:,} items")
         return super().call_binop(context, operator, left, right)
 
 
-def _finalizer(style: Style) -> Any:
-    def finalize(value: Any) -> Markup:
+def _finalizer(style: Style) -> Callable[[object], Markup]:
+    def finalize(value: object) -> Markup:
         """Runs on every `{{ }}` before jinja's own escaping, which then lets `Markup` through."""
         if isinstance(value, Markup):
             return value

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from gate.compare.budgets import cost_change_shown
 from gate.compare.findings import Accepted
-from gate.compare.models import Comparison
+from gate.compare.models import Comparison, Verdict
 from gate.render import values
 from gate.render.links import RenderContext, safe_url, sha_link
 from gate.render.markdown import Md
 from gate.render.reasons import WordedComparison, words
 from gate.render.style import Style
 
-ICONS = {"pass": "✅", "fail": "❌", "inconclusive": "❔", "error": "⚠️", "skipped": "⏭️"}
+ICONS: dict[Verdict, str] = {
+    "pass": "✅",
+    "fail": "❌",
+    "inconclusive": "❔",
+    "error": "⚠️",
+    "skipped": "⏭️",
+}
 
 
 def headline_parts(c: Comparison) -> list[Md]:

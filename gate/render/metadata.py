@@ -7,7 +7,7 @@ Pure: no I/O; what comes from a report is escaped into `Md`.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from gate.compare.models import Comparison
@@ -15,15 +15,17 @@ from gate.render import values
 from gate.render.links import RenderContext, safe_url, sha_link
 from gate.render.markdown import Md
 from gate.render.style import Style
+from gate.report.descriptions import SystemInfo
 
 SYSTEM_KEYS = ("kind", "provider", "model", "target", "temperature", "max_tokens")
 
 
-def _flat(system: dict[str, Any]) -> dict[str, Any]:
+def _flat(system: SystemInfo) -> dict[str, object]:
     """A system's description one level deep: a chat system's `params` by their own names
     (`temperature`, `tools`), other mappings' keys under theirs (`promptfoo.prompt`)."""
-    flat: dict[str, Any] = {}
-    for key, value in system.items():
+    flat: dict[str, object] = {}
+    described: dict[str, object] = system.model_dump(mode="json")
+    for key, value in described.items():
         if isinstance(value, dict):
             prefix = "" if key == "params" else f"{key}."
             flat.update({f"{prefix}{k}": v for k, v in value.items() if f"{prefix}{k}" not in flat})
@@ -32,7 +34,7 @@ def _flat(system: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _brief(value: Any) -> str:
+def _brief(value: object) -> str:
     if isinstance(value, list):
         return f"{len(value)} {'entry' if len(value) == 1 else 'entries'}"
     if isinstance(value, dict):
@@ -40,12 +42,12 @@ def _brief(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def system_parts(system: dict[str, Any], other: dict[str, Any] | None = None) -> dict[str, str]:
+def system_parts(system: SystemInfo, other: SystemInfo | None = None) -> dict[str, str]:
     """What a side's system is: its kind, provider, model, endpoint host, main parameters,
     and, against the other side's, every other setting that differs (`tools: 2 entries`)."""
     mine = _flat(system)
     parts = {key: _brief(mine[key]) for key in SYSTEM_KEYS if mine.get(key) is not None}
-    host = urlsplit(str(system.get("base_url") or "")).netloc
+    host = urlsplit(system.base_url or "").netloc
     if host:
         parts["endpoint"] = host
     if other is not None:
@@ -56,9 +58,9 @@ def system_parts(system: dict[str, Any], other: dict[str, Any] | None = None) ->
     return parts
 
 
-def system_cell(system: dict[str, Any], other: dict[str, Any] | None, style: Style) -> Md:
+def system_cell(system: SystemInfo, other: SystemInfo | None, style: Style) -> Md:
     """One side's system; what differs from the other side's is in bold (what the PR changed)."""
-    parts, theirs = system_parts(system, other), system_parts(other or {}, system)
+    parts, theirs = system_parts(system, other), system_parts(other or SystemInfo(), system)
     if not parts:
         return Md(values.DASH)
     shown = []
@@ -69,14 +71,24 @@ def system_cell(system: dict[str, Any], other: dict[str, Any] | None, style: Sty
     return Md(" · ".join(shown))
 
 
-def file_rows(c: Comparison, style: Style) -> list[dict[str, Any]]:
+class FileRow(TypedDict):
+    """A file that shaped a run, with its hash on each side."""
+
+    path: str
+    base: Md
+    head: Md
+    changed: bool
+    mark: Md
+
+
+def file_rows(c: Comparison, style: Style) -> list[FileRow]:
     base = c.base_meta.files if c.base_meta else {}
     head = c.head_meta.files if c.head_meta else {}
 
     def short(digest: str | None) -> Md:
         return style.code(digest[:12], 12) if digest else Md(values.DASH)
 
-    rows = [
+    rows: list[FileRow] = [
         {
             "path": path,
             "base": short(base.get(path)),

@@ -13,7 +13,6 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from markupsafe import Markup
 
@@ -96,14 +95,14 @@ def width(value: str) -> int:
     return total
 
 
-def _cell(row: Any, key: str) -> str:
+def _cell(row: object, key: str) -> str:
     value = row[key] if isinstance(row, Mapping) else getattr(row, key)
     if isinstance(value, Markup):
         return str(value)
     return "" if value is None else PlainStyle().text(value)
 
 
-def columns(rows: Iterable[Any], keys: Sequence[str], header: Sequence[str]) -> Md:
+def columns(rows: Iterable[object], keys: Sequence[str], header: Sequence[str]) -> Md:
     """Rows (mappings or objects) as aligned columns under `header`, indented: the terminal's
     table. Cells that are not already trusted text are made inert."""
     table = [list(header), *([_cell(row, key) for key in keys] for row in rows)]

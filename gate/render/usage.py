@@ -6,7 +6,7 @@ Pure: numbers in, escaped `Md` out.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from typing import Protocol
 
 from gate.compare.models import Comparison, SideUsage
 from gate.render import values
@@ -14,7 +14,13 @@ from gate.render.markdown import Md
 from gate.render.style import Style
 
 
-def _delta(base: float | None, head: float | None, show: Callable[..., Md]) -> Md:
+class Shown(Protocol):
+    """How a row's numbers read: `show(value)`, or as a change, `show(delta, signed=True)`."""
+
+    def __call__(self, value: float | None, signed: bool = False) -> Md: ...
+
+
+def _delta(base: float | None, head: float | None, show: Shown) -> Md:
     if base is None or head is None:
         return Md(values.DASH)
     diff = show(head - base, signed=True)
@@ -37,7 +43,7 @@ def usage_rows(c: Comparison, style: Style) -> list[dict[str, Md]]:
         )
 
     money = functools.partial(values.usd, style=style)
-    rows: list[tuple[str, float | None, float | None, Callable[..., Md]]] = [
+    rows: list[tuple[str, float | None, float | None, Shown]] = [
         ("Calls", b.calls, h.calls, count),
         ("Prompt tokens", b.tokens_prompt, h.tokens_prompt, count),
         ("Completion tokens", b.tokens_completion, h.tokens_completion, count),

@@ -4,16 +4,17 @@ same in every style but for money, whose `$` Markdown escapes)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from gate.compare.models import CaseChange, SideCase
 from gate.render.markdown import Md
 from gate.render.style import MARKDOWN, Style
+from gate.report.models import Status
 from gate.report.plan import StopReason
 
 MINUS = "\N{MINUS SIGN}"
 ARROW = "\N{RIGHTWARDS ARROW}"
 DASH = "\N{EM DASH}"
-STATUS = {
+STATUS: dict[Status | None, str] = {
     "pass": "pass",
     "fail": "fail",
     "error": "error",
@@ -92,21 +93,24 @@ def fraction(value: float | None, repeats: int = 0) -> Md:
     return Md(f"{value * 100:.0f}%{runs}")
 
 
-def runs(side: Any) -> Md:
+def runs(side: SideCase | None) -> Md:
     """Runs of one side of a case that passed of the runs made, e.g. `2/3` (a `SideCase`)."""
     return Md(DASH if side is None else f"{side.passes}/{side.repeats}")
 
 
-def runs_change(case: Any) -> Md:
+def runs_change(case: CaseChange) -> Md:
     """A case's runs on both sides, e.g. `2/3 → 0/3` (a `CaseChange`)."""
     return Md(f"{runs(case.base)} {ARROW} {runs(case.head)}")
 
 
-def status(value: str | None) -> Md:
-    return Md(STATUS.get(value, re.sub(r"[^a-z_]", "", str(value))))
+def status(value: object) -> Md:
+    """A case's outcome in words; what is not one (a template may pass anything) shows as its
+    letters."""
+    shown = next((words for known, words in STATUS.items() if known == value), None)
+    return Md(shown if shown is not None else re.sub(r"[^a-z_]", "", str(value)))
 
 
-def change(case: Any) -> Md:
+def change(case: CaseChange) -> Md:
     """A case's outcome on base and on head, e.g. `pass → fail` (a `CaseChange`)."""
     base, head = case.statuses
     return Md(f"{status(base)} {ARROW} {status(head)}")

@@ -7,8 +7,6 @@ Pure: no I/O. Anything computed from untrusted text here comes out inert, throug
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
 from gate import __version__
@@ -344,7 +342,7 @@ def chart(c: Comparison, limits: Limits) -> dict[str, list[Md]] | None:
 
 def template_context(
     c: WordedComparison, ctx: RenderContext, limits: Limits, style: Style
-) -> dict[str, Any]:
+) -> dict[str, object]:
     explained, explained_total = explained_cases(c, limits, style)
     fixes, fixes_total = explained_fixes(c, limits, style)
     return {

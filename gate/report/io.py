@@ -16,7 +16,7 @@ from typing import IO
 from pydantic import BaseModel, ValidationError
 
 from gate.errors import InputError
-from gate.report.compat import upgrade_meta
+from gate.report.compat import CHECKS_KNOWN_SINCE, upgrade_case, upgrade_meta, version_of
 from gate.report.files import atomic_write
 from gate.report.models import CaseResult, Report, RunMeta, Summary
 from gate.report.summary import SummaryBuilder
@@ -86,8 +86,9 @@ def write_summary(path: Path, summary: Summary) -> None:
     atomic_write(path, summary.model_dump_json(indent=2) + "\n")
 
 
-def _meta_line(first: str, file: Path) -> RunMeta:
-    """The metadata line, of any schema version this gate reads (`gate.report.compat`)."""
+def _meta_line(first: str, file: Path) -> tuple[RunMeta, int]:
+    """The metadata line, of any schema version this gate reads (`gate.report.compat`), and
+    that version."""
     try:
         data = json.loads(first) if first.strip() else None
     except json.JSONDecodeError:
@@ -97,7 +98,7 @@ def _meta_line(first: str, file: Path) -> RunMeta:
             "not a gate report: the first line must be the metadata line", file=file, line=1
         )
     try:
-        return RunMeta.model_validate(upgrade_meta(data, file))
+        return RunMeta.model_validate(upgrade_meta(data, file)), version_of(data, file)
     except ValidationError as err:
         raise _bad_line("metadata line", err, file, 1) from None
 
@@ -118,7 +119,7 @@ def iter_report(path: str | Path) -> tuple[RunMeta, Iterator[CaseResult]]:
     except OSError as exc:
         raise InputError(f"cannot read report: {exc.strerror}", file=file) from None
     try:
-        meta = _meta_line(handle.readline(), file)
+        meta, version = _meta_line(handle.readline(), file)
     except InputError:
         handle.close()
         raise
@@ -129,11 +130,23 @@ def iter_report(path: str | Path) -> tuple[RunMeta, Iterator[CaseResult]]:
                 if not raw.strip():
                     continue
                 try:
-                    yield CaseResult.model_validate_json(raw)
+                    yield _case_line(raw, version)
                 except ValidationError as err:
                     raise _bad_line("case line", err, file, number) from None
 
     return meta, results()
+
+
+def _case_line(raw: str, version: int) -> CaseResult:
+    if version >= CHECKS_KNOWN_SINCE:
+        return CaseResult.model_validate_json(raw)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return CaseResult.model_validate_json(raw)  # raises, saying why
+    return CaseResult.model_validate(
+        upgrade_case(data, version) if isinstance(data, dict) else data
+    )
 
 
 @contextmanager

@@ -5,44 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from gate import REPORT_SCHEMA_VERSION
+from gate.inputs.policy import Severity
+from gate.report.checks import CheckResult
+from gate.report.descriptions import SandboxInfo, SystemInfo
 from gate.report.output import ToolCall
 from gate.report.plan import AutoRecord
 
 Status = Literal["pass", "fail", "error", "needs_review"]
 OUTPUT_LIMIT = 20_000
-
-
-class CheckResult(BaseModel):
-    """One named boolean, e.g. `include:CAC`. `passed=None` means it needs human review."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    passed: bool | None
-    detail: str = ""
-    score: int | None = Field(None, description="Judge score (0-2) for rubric dimensions")
-    fraction: float | None = Field(
-        None, description="A python check's score in [0, 1] (it passes at its threshold)"
-    )
-    metric: str | None = Field(None, description="A promptfoo assertion's `metric`")
-    scored: bool = Field(
-        False,
-        description="Part of a score a `threshold` result judges: shown, but it does not decide",
-    )
-
-    @model_serializer(mode="wrap")
-    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.metric is None:
-            data.pop("metric", None)
-        if not self.scored:
-            data.pop("scored", None)
-        return data
 
 
 class JudgeCall(BaseModel):
@@ -139,7 +114,7 @@ class CaseResult(BaseModel):
 
     id: str
     task: str
-    severity: str = "major"
+    severity: Severity = "major"
     heldout: bool = False
     status: Status
     passed: bool
@@ -186,7 +161,7 @@ class CaseResult(BaseModel):
         """What a held-out case may show in a file anyone with read access can download: its
         outcome and what it cost, never its output (text and tool calls), checks (their names
         carry expectations), scores or error text."""
-        hidden: dict[str, Any] = {
+        hidden: dict[str, object] = {
             "checks": [],
             "scores": {},
             "output": None,
@@ -251,14 +226,14 @@ class RunMeta(BaseModel):
         None, description="the side's own gate.yml whose system ran, when not config_file"
     )
     files: dict[str, str] = Field(default_factory=dict, description="path -> sha256")
-    system: dict[str, Any] = Field(default_factory=dict)
+    system: SystemInfo = Field(default_factory=SystemInfo)
     repeats: int = 1
     concurrency: int = 1
     n_cases: int = 0
     suite_size: int | None = Field(None, description="Cases in the whole suite (before sharding)")
     shard: str | None = None
     shards: list[str] = Field(default_factory=list)
-    sandbox: dict[str, Any] | None = None
+    sandbox: SandboxInfo | None = None
     auto: AutoRecord | None = Field(
         None, description="repeats: auto: the plan that allocated the runs and why it stopped"
     )

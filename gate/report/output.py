@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 CALL_ARROW = "→"
 
@@ -31,11 +37,11 @@ class ToolCall(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    arguments: Any = Field(default_factory=dict)
+    arguments: JsonValue = Field(default_factory=dict)
     invalid_arguments: bool = Field(False, description="`arguments` is the raw, unparsed string")
 
     @classmethod
-    def parsed(cls, name: str, arguments: Any) -> ToolCall:
+    def parsed(cls, name: str, arguments: JsonValue) -> ToolCall:
         """A call whose arguments may come as a JSON string (OpenAI) or as data (Anthropic)."""
         if not isinstance(arguments, str):
             return cls(name=name, arguments={} if arguments is None else arguments)
@@ -47,8 +53,8 @@ class ToolCall(BaseModel):
             return cls(name=name, arguments=arguments, invalid_arguments=True)
 
     @model_serializer(mode="wrap")
-    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         if not self.invalid_arguments:
             data.pop("invalid_arguments", None)
         return data
@@ -69,7 +75,7 @@ def readable_output(text: str | None, tool_calls: Sequence[ToolCall] = ()) -> st
     return "\n".join([text, *lines] if text else lines)
 
 
-def tool_calls_from(value: Any, *, where: str) -> list[ToolCall]:
+def tool_calls_from(value: JsonValue, *, where: str) -> list[ToolCall]:
     """`tool_calls` of a system's own answer (python, command, http, replay): a list of
     `{name, arguments}`, the arguments as data or as a JSON string."""
     if value is None:
@@ -78,10 +84,11 @@ def tool_calls_from(value: Any, *, where: str) -> list[ToolCall]:
         raise TypeError(f"{where} returned `tool_calls` that is not a list")
     calls = []
     for item in value:
-        name = item.get("name") if isinstance(item, dict) else None
+        call = item if isinstance(item, dict) else {}
+        name = call.get("name")
         if not isinstance(name, str):
             raise TypeError(f"{where} returned a tool call without a string `name`")
-        calls.append(ToolCall.parsed(name, item.get("arguments")))
+        calls.append(ToolCall.parsed(name, call.get("arguments")))
     return calls
 
 
@@ -94,7 +101,7 @@ class SystemOutput(BaseModel):
         None, description="OpenAI's finish_reason, Anthropic's stop_reason"
     )
     usage: Usage | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, JsonValue] = Field(default_factory=dict)
     cached: bool = False
     cost_usd: float | None = None
     model: str | None = None
@@ -103,7 +110,7 @@ class SystemOutput(BaseModel):
     )
 
     @classmethod
-    def from_value(cls, value: Any, *, where: str) -> SystemOutput:
+    def from_value(cls, value: JsonValue, *, where: str) -> SystemOutput:
         """Accept the protocol's shapes: a string, or an object carrying `text` (and maybe
         `tool_calls`, `finish_reason`, `usage`)."""
         if isinstance(value, str):

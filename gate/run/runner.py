@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from gate.checks import CheckContext, CheckPlan
 from gate.errors import CheckInfraError, GateError
 from gate.inputs.cases import Case
+from gate.report.checks import AssertionResult, CheckResult, judge_scores
 from gate.report.models import (
     Attempt,
     CaseResult,
-    CheckResult,
     JudgeUsage,
     Status,
     Tokens,
@@ -41,7 +41,7 @@ class RunOptions:
 def status_of(checks: list[CheckResult]) -> Status:
     """A failed check fails the case, one needing a person makes it `needs_review`; a `scored`
     result (part of a score a `threshold` result judges) does not decide."""
-    checks = [c for c in checks if not c.scored]
+    checks = [c for c in checks if not (isinstance(c, AssertionResult) and c.scored)]
     if any(c.passed is False for c in checks):
         return "fail"
     if any(c.passed is None for c in checks):
@@ -108,7 +108,7 @@ def run_attempt(
     except Exception as exc:  # a bug in a check must not take the run down
         return Attempt(status="error", error=f"check crashed: {_short_exception(exc)}", **base)
     checks = evaluation.results
-    scores = {c.name.removeprefix("rubric:"): c.score for c in checks if c.score is not None}
+    scores = judge_scores(checks)
     judge = JudgeUsage.of(evaluation.judge) if evaluation.judge else None
     return Attempt(status=status_of(checks), checks=checks, scores=scores, judge=judge, **base)
 

@@ -14,6 +14,7 @@ from gate.checks import CheckContext, CheckPlan, plan_checks
 from gate.errors import CheckInfraError, InputError
 from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig
+from gate.report.models import Status
 from gate.report.output import SystemOutput
 from gate.run.cases import checked_cases
 from gate.run.preflight import preflight, unchecked_cases
@@ -25,7 +26,7 @@ class BrokenCase(BaseModel):
 
     id: str
     where: str  # file:line
-    status: str  # fail, error or needs_review
+    status: Status  # fail, error or needs_review
     detail: str
 
 

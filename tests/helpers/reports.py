@@ -9,8 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gate.report.checks import (
+    CheckResult,
+    CodeTestResult,
+    ExpectedResult,
+    OtherResult,
+    PhraseResult,
+    PlainResult,
+    RubricResult,
+)
 from gate.report.io import ReportWriter, read_report
-from gate.report.models import Attempt, CaseResult, CheckResult, Report, RunMeta, Tokens
+from gate.report.models import Attempt, CaseResult, Report, RunMeta, Tokens
 
 HOSTILE_OUTPUTS = [
     "| a | b |\n|---|---|\n| c | d |",
@@ -48,7 +57,22 @@ STABLE_KEYS = (
 
 
 def check(name: str, passed: bool | None, detail: str = "") -> CheckResult:
-    return CheckResult(name=name, passed=passed, detail=detail)
+    """A result of the kind its name starts with: `include:X` has the phrase X, `rubric:d` is
+    the judge's (unscored), `test:t` names its test, a kind of no parts (`regex`,
+    `max_chars:800`) or one this gate does not know (`check-1`) has only its name and detail."""
+    kind, _, rest = name.partition(":")
+    common = {"name": name, "passed": passed, "detail": detail}
+    if kind in ("include", "exclude", "contains"):
+        return PhraseResult(kind=kind, phrase=rest, **common)
+    if kind == "rubric":
+        return RubricResult(kind="rubric", dimension=rest, reason=detail, **common)
+    if kind in ("test", "hidden"):
+        return CodeTestResult(kind=kind, test=rest, **common)
+    if kind == "equals":
+        return ExpectedResult(kind="equals", **common)
+    if kind in ("regex", "max_chars", "compile"):
+        return PlainResult(kind=kind, **common)
+    return OtherResult(kind=kind, **common)
 
 
 def case(

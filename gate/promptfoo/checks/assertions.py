@@ -30,7 +30,8 @@ from gate.promptfoo.checks import assertion_types as types
 from gate.promptfoo.checks.script_results import script_verdict
 from gate.promptfoo.inputs.assertions import Assertion, AssertionSet
 from gate.promptfoo.inputs.providers import ProviderSpec
-from gate.report.models import CheckResult, JudgeCall, add_calls
+from gate.report.checks import AssertionResult, CheckResult, ThresholdResult
+from gate.report.models import JudgeCall, add_calls
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
@@ -194,15 +195,32 @@ class Scores:
         return low if low == high else None
 
 
-def _result(name: str, graded: Graded, a: Assertion | None, scored: bool) -> CheckResult:
-    return CheckResult(
+def _result(name: str, graded: Graded, a: Assertion, scored: bool) -> AssertionResult:
+    return AssertionResult(
+        kind="assertion",
         name=name,
         passed=graded.passed,
-        detail="" if graded.passed else graded.reason[:300],
+        detail=_detail(graded),
+        assertion=("not-" if a.negated else "") + a.type,
         fraction=round(graded.score, 6),
-        metric=a.metric if a is not None else None,
+        metric=a.metric,
         scored=scored,
     )
+
+
+def _threshold(threshold: float, graded: Graded) -> ThresholdResult:
+    return ThresholdResult(
+        kind="threshold",
+        name=f"threshold:{threshold:g}",
+        passed=graded.passed,
+        detail=_detail(graded),
+        threshold=threshold,
+        fraction=round(graded.score, 6),
+    )
+
+
+def _detail(graded: Graded) -> str:
+    return "" if graded.passed else graded.reason[:300]
 
 
 def _group(run: AssertionRun, items: tuple[Assertion, ...], threshold: float | None, prefix: str,
@@ -228,9 +246,7 @@ def _group(run: AssertionRun, items: tuple[Assertion, ...], threshold: float | N
     sign = "≥" if passed else "<"
     reason = f"Aggregate score {scores.score:.2f} {sign} {threshold:g} threshold"
     if not scored:
-        results.append(
-            _result(f"threshold:{threshold:g}", Graded(passed, scores.score, reason), None, False)
-        )
+        results.append(_threshold(threshold, Graded(passed, scores.score, reason)))
     return results, Graded(passed, scores.score, reason)
 
 

@@ -9,7 +9,7 @@ reasons and notes that the comment, the summary, the terminal, JUnit and the JSO
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -100,8 +100,10 @@ class WordedComparison(Comparison):
     )
 
     @model_serializer(mode="wrap")
-    def _words_beside_the_findings(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
+    def _words_beside_the_findings(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         return {**{k: data[k] for k in FIRST_KEYS if k in data}, **data}
 
 

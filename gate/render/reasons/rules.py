@@ -3,7 +3,7 @@ the threshold rule's are `threshold`), and the helpers sentences write ids and v
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from pydantic import JsonValue
 
@@ -49,7 +49,7 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:SHOWN_IDS]) + more
 
 
-def _states(ids: list[str], state: Any) -> str:
+def _states(ids: list[str], state: Callable[[str], str]) -> str:
     """The first ids, each with its state in brackets, and how many more there are."""
     shown = ", ".join(f"{i} ({state(i)})" for i in ids[:SHOWN_IDS])
     return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")

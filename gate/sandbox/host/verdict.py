@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from gate.errors import CheckInfraError
 from gate.inputs.expect import HiddenTest
-from gate.report.models import CheckResult
+from gate.report.checks import CheckResult, CodeTestResult, PlainResult
 from gate.sandbox.protocol import plain
 from gate.sandbox.protocol.messages import Job, Outcome
 
@@ -138,24 +138,30 @@ def _output_note(outcome: Outcome, limit_kb: int) -> str:
     return "; ".join(notes)
 
 
-def _hidden(test: HiddenTest, record: list[Any] | None, missing: str) -> CheckResult:
-    name = f"hidden:{test.call}"
+def _test(kind: Literal["test", "hidden"], test: str, passed: bool, detail: str = "",
+          **values: str) -> CodeTestResult:  # fmt: skip
+    name = f"{kind}:{test}"
+    return CodeTestResult(kind=kind, name=name, passed=passed, detail=detail, test=test, **values)
+
+
+def _hidden(test: HiddenTest, record: list[Any] | None, missing: str) -> CodeTestResult:
     if record is None:
-        return CheckResult(name=name, passed=False, detail=f"no evidence: {missing}")
+        return _test("hidden", test.call, False, f"no evidence: {missing}")
     _, _, ok, is_plain, value, type_name, shown, error = record
     if not ok:
-        return CheckResult(name=name, passed=False, detail=error)
+        return _test("hidden", test.call, False, error)
     if not is_plain:
         detail = f"returned a {type_name}, not plain data (comparable with JSON): {shown}"
-        return CheckResult(name=name, passed=False, detail=_short(detail))
+        return _test("hidden", test.call, False, _short(detail))
     got = plain.decode(value)
     if plain.matches(got, test.eq):
-        return CheckResult(name=name, passed=True)
-    detail = f"expected {_short(repr(test.eq))}, got {_short(repr(got))}"
-    return CheckResult(name=name, passed=False, detail=detail)
+        return _test("hidden", test.call, True)
+    expected, actual = _short(repr(test.eq)), _short(repr(got))
+    detail = f"expected {expected}, got {actual}"
+    return _test("hidden", test.call, False, detail, expected=expected, actual=actual)
 
 
-def _confirmed(result: CheckResult, evidence: Evidence, missing: str) -> CheckResult:
+def _confirmed(result: CodeTestResult, evidence: Evidence, missing: str) -> CodeTestResult:
     """A pass stands only if the tamper check after it found everything intact."""
     if not result.passed or evidence.clean:
         return result
@@ -163,7 +169,7 @@ def _confirmed(result: CheckResult, evidence: Evidence, missing: str) -> CheckRe
         detail = f"passed, but {evidence.tampered}"
     else:
         detail = f"passed, but the run ended before the harness confirmed it ({missing})"
-    return CheckResult(name=result.name, passed=False, detail=detail)
+    return result.model_copy(update={"passed": False, "detail": detail})
 
 
 def checks(
@@ -181,26 +187,16 @@ def checks(
     note = _output_note(outcome, output_kb)
     if note:
         missing = f"{missing}; {note}"
-    results = []
+    results: list[CheckResult] = []
     if job.must_compile:
-        if evidence.compile is None:
-            detail = f"no evidence: {missing}"
-            results.append(CheckResult(name="compile", passed=False, detail=detail))
-        else:
-            ok, error = evidence.compile
-            results.append(CheckResult(name="compile", passed=ok, detail=error))
+        ok, error = evidence.compile or (False, f"no evidence: {missing}")
+        results.append(PlainResult(kind="compile", name="compile", passed=ok, detail=error))
     for index, test in enumerate(hidden):
         record = evidence.calls[index] if index < len(evidence.calls) else None
         results.append(_confirmed(_hidden(test, record, missing), evidence, missing))
     for name in job.tests:
-        found = evidence.tests.get(name)
-        if found is None:
-            result = CheckResult(
-                name=f"test:{name}", passed=False, detail=f"no evidence: {missing}"
-            )
-        else:
-            result = CheckResult(name=f"test:{name}", passed=found[0], detail=found[1])
-        results.append(_confirmed(result, evidence, missing))
+        passed, detail = evidence.tests.get(name) or (False, f"no evidence: {missing}")
+        results.append(_confirmed(_test("test", name, passed, detail), evidence, missing))
     return results
 
 
