@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gate.compare.instrument_findings import INSTRUMENT_KINDS
-from gate.compare.models import VERDICT_ORDER, Comparison
+from gate.compare.models import VERDICT_ORDER, Comparison, Verdict
 from gate.render import COMMENT_MAX_CHARS, render_section, utf16_length
 from gate.render.headline import ICONS, accepted_by, headline_parts, terminal_line
 from gate.render.links import RenderContext
@@ -26,7 +26,7 @@ RULE = "\n\n---\n\n"
 BAD = ("error", "fail", "inconclusive")
 
 
-def pr_verdict(comparisons: Sequence[Comparison]) -> str:
+def pr_verdict(comparisons: Sequence[Comparison]) -> Verdict:
     """The PR's verdict: the worst of its suites' (an error, then a fail, ...)."""
     verdicts = {c.verdict for c in comparisons}
     return next((v for v in VERDICT_ORDER if v in verdicts), "skipped")
