@@ -115,7 +115,29 @@ def render_pr_comment(
     if not shown:
         return top
     share = (max_chars - utf16_length(top) - len(RULE) * len(shown)) // len(shown)
-    sections = [
-        render_section(c, ctx.model_copy(update={"suite": c.suite}), max_chars=share) for c in shown
-    ]
-    return top + "".join(RULE + section.rstrip("\n") + "\n" for section in sections)
+    sections = [_section(c, ctx, share, before) for c, before in _diff_once(shown)]
+    return top + "".join(RULE + section for section in sections)
+
+
+def _section(c: Comparison, ctx: RenderContext, share: int, diff_under: str | None) -> str:
+    """A suite's section; `diff_under`: the suite whose section shows the same change to
+    the system, which this one names instead of showing it again."""
+    note = ""
+    if diff_under is not None:
+        c = c.model_copy(update={"system_diff": None})
+        note = f"\n_The PR's change to the system is shown under {text(diff_under, 60)}._\n"
+    at = ctx.model_copy(update={"suite": c.suite})
+    return render_section(c, at, max_chars=share - len(note)).rstrip("\n") + "\n" + note
+
+
+def _diff_once(shown: Sequence[Comparison]) -> list[tuple[Comparison, str | None]]:
+    """Each suite, with the suite whose section already shows the same change to the system
+    (suites that share a prompt share its diff: it is shown once)."""
+    first: dict[str, str] = {}
+    paired = []
+    for c in shown:
+        key = c.system_diff.model_dump_json() if c.system_diff is not None else None
+        paired.append((c, first.get(key) if key is not None else None))
+        if key is not None:
+            first.setdefault(key, c.suite)
+    return paired
