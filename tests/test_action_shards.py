@@ -102,7 +102,7 @@ def test_three_shards_and_the_finish_job_equal_the_unsharded_run(
     world.checkout()
     full = world.run(world.environ(world.event(), comment="never"))
     assert full.code == 1, full.log
-    full_comment = (world.workspace / REPORTS / "support" / "comment.md").read_text()  # type: ignore[operator]
+    full_comment = (world.workspace / REPORTS / "comment.md").read_text()  # type: ignore[operator]
     assert len(json.loads(full.outputs["regressions"])) == 5
 
     runs, artifacts = shard_jobs(world, 3)
@@ -210,7 +210,7 @@ def test_a_suite_without_a_watched_change_is_skipped_in_shard_and_finish_modes(
     assert json.loads(finish.outputs["regressions"]) == [
         f"support/faq-{k:03d}" for k in range(5, 30, 6)
     ]
-    assert [c.body.splitlines()[0] for c in world.comments()] == ["<!-- eval-gate:support -->"]
+    assert [c.body.splitlines()[0] for c in world.comments()] == ["<!-- eval-gate -->"]
 
 
 def test_a_pr_touching_no_watched_file_is_skipped_by_every_job(world: World) -> None:
