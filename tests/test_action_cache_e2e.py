@@ -95,7 +95,7 @@ def side(job: Job, label: str) -> dict[str, Any]:
 
 
 def cost_rows(job: Job) -> dict[str, list[str]]:
-    body = (job.workspace / "eval-gate-reports" / "support" / "comment.md").read_text()
+    body = (job.workspace / "eval-gate-reports" / "comment.md").read_text()
     rows = [line.strip("|").split("|") for line in body.splitlines() if line.startswith("| ")]
     return {cells[0].strip(): [c.strip() for c in cells[1:]] for cells in rows}
 

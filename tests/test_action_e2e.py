@@ -20,7 +20,7 @@ from helpers.servers.world import (
     project_files,
 )
 
-MARKER = "<!-- eval-gate:support -->"
+MARKER = "<!-- eval-gate -->"
 REGRESSION = {
     "prompts/support.md": "You are the support bot.\n"
     + "".join(f"say: {w}\n" for w in WORDS if w != "CAC")
@@ -68,7 +68,7 @@ def test_regression_fails_with_one_comment_outputs_summary_and_annotations(
     everything = log + run.summary + json.dumps(run.outputs) + base_report + head_report + body
     assert TOKEN not in everything
     # the comment and the PR it belongs to, for a workflow_run job to post (docs/action.md)
-    assert (reports / "comment.md").read_text() == body
+    assert (reports.parent / "comment.md").read_text() == body
     pull = json.loads((reports.parent / "pull-request.json").read_text())
     assert pull == {"number": world.number, "head_sha": world.head_sha}
     # the base worktree is gone
@@ -123,7 +123,7 @@ def test_read_only_token_falls_back_to_the_job_summary(world: World, api: GitHub
     assert world.comments() == []
     warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning")]
     assert len(warnings) == 1 and "read-only" in warnings[0] and "403" in warnings[0]
-    assert run.summary.startswith("> ⚠️ PR comment not posted: support: cannot create")
+    assert run.summary.startswith("> ⚠️ PR comment not posted: cannot create")
     assert "faq\\-001" in run.summary and run.outputs["verdict"] == "fail"
 
 

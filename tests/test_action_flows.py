@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.pr_comment import section, the_comment
 from helpers.servers.git_http import git
 from helpers.servers.github_api import GitHubServer
 from helpers.servers.world import (
@@ -162,8 +163,7 @@ def _pr(world: World, rule: str) -> None:
 
 
 def _comment(world: World) -> str:
-    (body,) = [c.body for c in world.comments() if c.body.startswith("<!-- eval-gate:support ")]
-    return body
+    return section(the_comment(world.comments()), "support")
 
 
 @pytest.mark.parametrize(("rule", "code"), [("pass", 0), ("block", 1)])

@@ -102,7 +102,7 @@ def test_three_shards_and_the_finish_job_equal_the_unsharded_run(
     world.checkout()
     full = world.run(world.environ(world.event(), comment="never"))
     assert full.code == 1, full.log
-    full_comment = (world.workspace / REPORTS / "support" / "comment.md").read_text()  # type: ignore[operator]
+    full_comment = (world.workspace / REPORTS / "comment.md").read_text()  # type: ignore[operator]
     assert len(json.loads(full.outputs["regressions"])) == 5
 
     runs, artifacts = shard_jobs(world, 3)
@@ -210,7 +210,7 @@ def test_a_suite_without_a_watched_change_is_skipped_in_shard_and_finish_modes(
     assert json.loads(finish.outputs["regressions"]) == [
         f"support/faq-{k:03d}" for k in range(5, 30, 6)
     ]
-    assert [c.body.splitlines()[0] for c in world.comments()] == ["<!-- eval-gate:support -->"]
+    assert [c.body.splitlines()[0] for c in world.comments()] == ["<!-- eval-gate -->"]
 
 
 def test_a_pr_touching_no_watched_file_is_skipped_by_every_job(world: World) -> None:
@@ -277,6 +277,18 @@ def test_bad_mode_inputs_name_the_input(inputs: dict[str, str], message: str) ->
     with pytest.raises(InputError) as info:
         read_settings({**ENV, **{f"INPUT_{k}": v for k, v in inputs.items()}})
     assert message in str(info.value) and info.value.exit_code == 2
+
+
+def test_the_side_the_gate_stopped_is_not_blamed() -> None:
+    """The head fails for good after its start; the gate then stops the base (its keeper exits
+    143): the comparison names the head, and does not say the base could not run."""
+    statuses = [
+        SideStatus(side="base", returncode=143, error="stopped", stopped=True),
+        SideStatus(side="head", returncode=3, error="sandbox unavailable"),
+    ]
+    failed = failed_comparison(statuses, "support")
+    assert failed is not None and failed.verdict == "error"
+    assert words(failed).reasons == ["the head side could not run (exit 3): sandbox unavailable"]
 
 
 def test_a_side_that_failed_in_a_shard_is_named_with_its_shard() -> None:

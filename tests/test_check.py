@@ -18,7 +18,7 @@ from gate.flow.pr import SuiteOutcome, run_check
 from gate.flow.triggers import suite_triggers
 from gate.inputs.config import load_config
 
-MARKER = "<!-- eval-gate:support -->"
+MARKER = "<!-- eval-gate -->"
 
 
 def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -318,6 +318,14 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "code judges",
     ),
     (
+        f.InstrumentFilesChanged(
+            files=["evals/scorers.py"],
+            settings=[i.KeyChange(key="inspect.pass", base="C", head="P")],
+        ),
+        "this PR changes what measures the suite (files `evals/scorers.py`; inspect.pass: C → "
+        "P): both sides ran the base's version; the head's takes effect after merge",
+    ),
+    (
         f.SystemChanged(
             changes=[
                 i.KeyChange(key="kind", base="openai", head="anthropic"),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.pr_comment import section
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
 from helpers.servers.world import REPO_ROOT
@@ -76,8 +77,9 @@ def init_validate_check(repo: Path, server: ModelServer) -> tuple[dict, str]:
     checked = gate(repo, "check", "--base", "main", server=server)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "verdict: pass" in checked.stderr
+    assert checked.stdout.startswith("<!-- eval-gate -->\n")  # one comment for the PR
     for suite in config["suites"]:
-        assert f"<!-- eval-gate:{suite['name']} -->" in checked.stdout
+        assert section(checked.stdout, suite["name"])
         # main has no gate.yml yet: the suite is new, judged on the head alone
         assert f"[gate] suite {suite['name']}: running head (a new suite)" in checked.stderr
         assert f"{suite['name']}: pass: " in checked.stderr

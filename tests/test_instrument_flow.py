@@ -21,6 +21,7 @@ import pytest
 from helpers.cli import run_gate
 from helpers.flows import Shown, rendered
 from helpers.flows import check as check_flow
+from helpers.pr_comment import section
 from helpers.pr_scenarios import (
     ACCEPT,
     FEES,
@@ -353,7 +354,7 @@ def test_gate_check_takes_the_prs_labels(project: Author) -> None:
         in done.err
     )
     assert "lowers the severity of safe\\-001 \\(blocker → minor\\)" in visible(
-        done.out.split("<!-- eval-gate:safety -->")[1]
+        section(done.out, "safety")
     )
 
 

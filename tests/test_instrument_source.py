@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 from helpers.cli import run_gate
+from helpers.pr_comment import section, the_comment
 from helpers.pr_scenarios import base_files, config, drop, dump, make_project
 from helpers.servers.git_http import git
 from helpers.servers.world import World
@@ -68,5 +69,5 @@ def test_the_action_reads_the_bases_config_at_the_named_path(world: World) -> No
     run = world.run(world.environ(world.event()))
     assert run.code == 1, run.log
     assert run.outputs["verdict"] == "fail"
-    (body,) = [c.body for c in world.comments() if "eval-gate:support " in c.body]
+    body = section(the_comment(world.comments()), "support")
     assert "❌ **Eval Gate: fail** (support)" in body

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from helpers.cli import run_gate
+from helpers.pr_comment import section
 from helpers.pr_scenarios import WORDS, config, drop, dump, faq, make_project, visible
 
 from gate.render.markdown import prose
@@ -39,7 +40,7 @@ def check(root: Path, tmp_path: Path, *more: str) -> tuple[int, str]:
 
 
 def support(markdown: str) -> str:
-    return next(part for part in markdown.split("<!-- eval-gate:") if part.startswith("support"))
+    return section(markdown, "support")
 
 
 def test_a_head_that_replays_its_own_answers_fails(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ def add_parser(sub: Any) -> None:
         help="the GitHub Action's entrypoint (reads the Actions environment)",
         description=(
             "Run the PR flow for the GitHub event this job was triggered by: fetch the base, "
-            "run the suites on base and head, post one comment per suite, write the job "
+            "run the suites on base and head, post one comment on the PR, write the job "
             "summary, outputs and annotations. Configured only through GITHUB_* variables and "
             "the action inputs (INPUT_*); use `gate check` on your machine. INPUT_MODE=shard "
             "(with INPUT_SHARD=I/N) runs one shard of both sides for a matrix job; "

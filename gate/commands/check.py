@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from gate.commands.output import terminal_default, use_colour
+from gate.compare.models import Comparison
 from gate.errors import InputError
-from gate.flow.pr import SuiteOutcome, exit_on_sigterm, plan_check, run_check
+from gate.flow.pr import exit_on_sigterm, plan_check, run_check
 from gate.inputs.policy import policy_value
 from gate.render import RenderContext, render_suite, render_text
-from gate.render.headline import terminal_line
+from gate.render.pr_comment import plain_headline, render_pr_comment, terminal_suite_line
 
 
 def add_parser(sub: Any) -> None:
@@ -82,10 +83,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def headline(outcome: SuiteOutcome) -> str:
-    return f"{outcome.suite}: {terminal_line(outcome.comparison)}"
-
-
 def write_preview(path: Path, markdown: str) -> None:
     from gate.render.preview import html_page  # cmarkgfm: only when asked for
 
@@ -94,6 +91,22 @@ def write_preview(path: Path, markdown: str) -> None:
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}", key="--html") from None
     print(f"HTML preview: {path}", file=sys.stderr)
+
+
+def pr_text(comparisons: list[Comparison], ctx: RenderContext) -> str:
+    """The PR's comment for a terminal: with several suites, a line per suite, then each."""
+    colour = use_colour()
+    texts = [
+        render_text(c, ctx.model_copy(update={"suite": c.suite}), colour=colour)
+        for c in comparisons
+    ]
+    if len(comparisons) == 1:
+        return texts[0]
+    lines = [
+        str(plain_headline(comparisons)),
+        *(f"- {terminal_suite_line(c)}" for c in comparisons),
+    ]
+    return "\n".join(lines) + "\n\n" + "\n".join(texts)
 
 
 def show_plan(config: Path, args: argparse.Namespace) -> int:
@@ -130,18 +143,18 @@ def handle(args: argparse.Namespace) -> int:
         templates=flow.templates,
     )
     shown = "summary" if args.summary else (args.format or terminal_default())
-    rendered = [render_suite(o.comparison, ctx, own=flow.head_templates) for o in flow.suites]
-    for outcome, (markdown, summary) in zip(flow.suites, rendered, strict=True):
-        if shown == "text":
-            suite_ctx = ctx.model_copy(update={"suite": outcome.suite})
-            sys.stdout.write(render_text(outcome.comparison, suite_ctx, colour=use_colour()))
-        else:
-            sys.stdout.write(summary if shown == "summary" else markdown)
-        sys.stdout.write("\n")
+    summaries = [render_suite(o.comparison, ctx, own=flow.head_templates)[1] for o in flow.suites]
+    comparisons = [o.comparison for o in flow.suites]
+    on_github = (
+        "\n\n".join(summaries) if shown == "summary" else render_pr_comment(comparisons, ctx)
+    )
+    if shown == "text":
+        sys.stdout.write(pr_text(comparisons, ctx))
+    else:
+        sys.stdout.write(on_github + "\n")
     if args.html:  # the page shows what GitHub shows: the comment, or the job summary
-        shown_on_github = [summary if shown == "summary" else md for md, summary in rendered]
-        write_preview(Path(args.html), "\n\n".join(shown_on_github))
+        write_preview(Path(args.html), on_github)
     for outcome in flow.suites:
-        print(headline(outcome), file=sys.stderr)
+        print(terminal_suite_line(outcome.comparison), file=sys.stderr)
     print(f"verdict: {flow.verdict}", file=sys.stderr)
     return flow.exit_code

@@ -40,12 +40,13 @@ def handle(args: argparse.Namespace) -> int:
 
 def show(demo: DemoRun, out: TextIO) -> None:
     """The demo's comment: printed, and written as Markdown and as an HTML preview."""
-    from gate.render import RenderContext, render_suite, render_text
+    from gate.render import RenderContext, render_text
+    from gate.render.pr_comment import render_pr_comment
     from gate.render.preview import html_page
 
     flow = demo.flow
     ctx = RenderContext(head_sha=flow.head_sha, base_sha=flow.base_sha, templates=flow.templates)
-    markdown = "\n\n".join(render_suite(o.comparison, ctx)[0] for o in flow.suites)
+    markdown = render_pr_comment([o.comparison for o in flow.suites], ctx)
     comment = demo.folder / "comment.md"
     comment.write_text(markdown, encoding="utf-8")
     preview = demo.folder / "comment.html"

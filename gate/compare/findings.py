@@ -46,6 +46,7 @@ from gate.compare.instrument_findings import (
     CheckCodeChanged,
     HeadInstrumentUnknown,
     HeldoutChanged,
+    InstrumentFilesChanged,
     JudgeChanged,
     PricesChanged,
     SandboxLimitsChanged,
@@ -340,6 +341,7 @@ Finding = Annotated[
     | SandboxLimitsChanged
     | TemplatesChanged
     | CheckCodeChanged
+    | InstrumentFilesChanged
     | SystemChanged
     | AnswersReplayed
     | HeadInstrumentUnknown

@@ -156,6 +156,17 @@ class CheckCodeChanged(NoteFinding):
     files: list[str]
 
 
+class InstrumentFilesChanged(NoteFinding):
+    """An inspect or pytest suite's instrument differs on head: its files (the task, its
+    dataset and scorers; the tests and their conftest.py; pytest's options) or its measuring
+    settings (`inspect:`'s task, scorer and `pass`, `pytest:`'s args, `instrument:`). Both
+    sides ran the base's."""
+
+    kind: Literal["instrument_files_changed"] = "instrument_files_changed"
+    files: list[str] = Field(default_factory=list)
+    settings: list[KeyChange] = Field(default_factory=list)
+
+
 class SystemChanged(NoteFinding):
     """The suite's `system` block differs on head: its kind, or where it points (target,
     command, prompt, model config, file, url; of headers only the names). Each side still
@@ -196,6 +207,7 @@ INSTRUMENT_KINDS = (
     SandboxLimitsChanged,
     TemplatesChanged,
     CheckCodeChanged,
+    InstrumentFilesChanged,
     SystemChanged,
     AnswersReplayed,
     HeadInstrumentUnknown,

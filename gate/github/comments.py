@@ -1,4 +1,4 @@
-"""The PR comment: one per suite, found again by its hidden marker and edited in place.
+"""The PR comment: one per PR, found again by its hidden marker and edited in place.
 
 The marker is the comment's first line, matched across all pages of the issue's comments (100
 per page); when the token's login is known, only that author's comments count (anyone can
@@ -7,8 +7,9 @@ paste a marker).
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -59,6 +60,7 @@ class Upserted(BaseModel):
 
     action: Literal["created", "updated", "unchanged", "absent"]
     comment: IssueComment | None
+    seen: tuple[IssueComment, ...] = ()  # the issue's comments as the last listing had them
 
 
 def _parse(raw: dict) -> IssueComment:
@@ -141,11 +143,12 @@ def upsert_comment(
         )
 
     def attempt(_: int) -> Upserted | Failed:
-        existing = pick_comment(list_comments(client, target), marker, author)
+        seen = tuple(list_comments(client, target))
+        existing = pick_comment(list(seen), marker, author)
         if existing is not None and existing.body == body:
-            return Upserted(action="unchanged", comment=existing)
+            return Upserted(action="unchanged", comment=existing, seen=seen)
         if existing is None and not create:
-            return Upserted(action="absent", comment=None)
+            return Upserted(action="absent", comment=None, seen=seen)
         try:
             written = _write(client, target, body, existing)
         except GitHubApiError as exc:
@@ -156,10 +159,40 @@ def upsert_comment(
                 retry=exc.status is None or exc.status in SERVER_ERRORS,
                 status=exc.status,
             )
-        return Upserted(action="updated" if existing else "created", comment=written)
+        action = "updated" if existing else "created"
+        return Upserted(action=action, comment=written, seen=seen)
 
     def give_up(gave_up: GaveUp) -> CannotPostComment:
         return CannotPostComment(gave_up.failed.reason, gave_up.failed.status)
 
     policy = replace(client.retry, max_retries=attempts - 1)
     return call_with_retries(attempt, policy, give_up, sleep=sleep)
+
+
+SUITE_MARKER = re.compile(r"<!-- eval-gate:(?!retired\b)[^\n]* -->")
+RETIRED = (
+    "<!-- eval-gate:retired -->\n"
+    "_This comment of an earlier Eval Gate version is superseded by the PR's one comment._\n"
+)
+
+
+def retire_suite_comments(
+    client: GitHubClient, target: CommentTarget, seen: Sequence[IssueComment], author: str | None
+) -> int:
+    """Earlier versions posted one comment per suite (`<!-- eval-gate:SUITE -->`); ours among
+    the issue's comments (`seen`: as `upsert_comment` listed them) say they are superseded,
+    once, so a PR does not show stale verdicts beside the current one. Best effort: a comment
+    that cannot be edited is left as it is. How many."""
+    retired = 0
+    for comment in seen:
+        first = comment.body.split("\n", 1)[0].strip()
+        mine = comment.author == author if author is not None else comment.author_is_bot
+        if not mine or not SUITE_MARKER.fullmatch(first):
+            continue
+        path = f"/repos/{target.repository}/issues/comments/{comment.id}"
+        try:
+            client.request("PATCH", path, json={"body": RETIRED})
+        except GitHubApiError:
+            continue
+        retired += 1
+    return retired

@@ -1,5 +1,5 @@
-"""What the Action publishes once the flow ran: the PR comments (one per suite, edited in
-place), the comment files of the fork-safe setup, the job summary, the step's outputs, an
+"""What the Action publishes once the flow ran: the PR's comment (one, edited in place), the
+comment file of the fork-safe setup, the job summary, the step's outputs, an
 annotation on the case line of every regression, the log lines and the exit code.
 """
 
@@ -20,12 +20,14 @@ from gate.github.comments import (
     CommentError,
     CommentTarget,
     authenticated_login,
+    retire_suite_comments,
     upsert_comment,
 )
 from gate.github.events import Activity
 from gate.github.inputs import ActionSettings
-from gate.render import RenderContext, comment_marker, render_suite
+from gate.render import RenderContext, render_suite
 from gate.render.markdown import text
+from gate.render.pr_comment import PR_MARKER, render_pr_comment
 from gate.render.reasons import sentence, words
 from gate.report.files import atomic_write
 
@@ -52,17 +54,25 @@ def finish_error(settings: ActionSettings, message: str) -> None:
 
 @dataclass(frozen=True)
 class Shown:
-    """A suite's outcome with its comment and job summary, as this run shows them."""
+    """A suite's outcome with its job summary, as this run shows it."""
 
     suite: str
     comparison: Comparison
-    markdown: str
     summary: str
 
 
-def render_outcomes(settings: ActionSettings, activity: Activity, flow: FlowOutcome) -> list[Shown]:
-    """Every suite's comment and job summary, linking to the PR's head commit (not GitHub's
-    merge commit of it), with the base's templates."""
+@dataclass(frozen=True)
+class Rendered:
+    """The PR's one comment and each suite's job summary."""
+
+    comment: str
+    suites: list[Shown]
+
+
+def render_outcomes(settings: ActionSettings, activity: Activity, flow: FlowOutcome) -> Rendered:
+    """The PR's comment and every suite's job summary, linking to the PR's head commit (not
+    GitHub's merge commit of it), with the base's templates (the PR's own rendered too, to be
+    refused now if they break)."""
     env = settings.env
     ctx = RenderContext(
         repository=env.repository,
@@ -75,9 +85,10 @@ def render_outcomes(settings: ActionSettings, activity: Activity, flow: FlowOutc
     )
     shown = []
     for outcome in flow.suites:
-        markdown, summary = render_suite(outcome.comparison, ctx, own=flow.head_templates)
-        shown.append(Shown(outcome.suite, outcome.comparison, markdown, summary))
-    return shown
+        _, summary = render_suite(outcome.comparison, ctx, own=flow.head_templates)
+        shown.append(Shown(outcome.suite, outcome.comparison, summary))
+    comment = render_pr_comment([o.comparison for o in flow.suites], ctx)
+    return Rendered(comment, shown)
 
 
 def _pooled(outcomes: Sequence[Shown]) -> dict[str, float | None]:
@@ -140,39 +151,30 @@ def regression_annotations(outcomes: Sequence[Shown]) -> list[str]:
     return lines
 
 
-def _post_comments(
-    settings: ActionSettings,
-    activity: Activity,
-    outcomes: Sequence[Shown],
-    token: str | None,
+def _post_comment(
+    settings: ActionSettings, activity: Activity, rendered: Rendered, token: str | None
 ) -> list[str]:
-    """Upsert one comment per suite; the reasons it could not be done, for warnings."""
+    """Upsert the PR's comment (and retire the per-suite comments of earlier versions); the
+    reasons it could not be done, for warnings."""
     env, mode = settings.env, settings.inputs.comment
     if activity.pr_number is None or mode == "never":
         return []
     if not token:
         return ["no `github-token`: the comment is only in the job summary"]
     client = GitHubClient(token, env.api_url)
-    problems: list[str] = []
+    create = mode == "always" or any(s.comparison.verdict != "skipped" for s in rendered.suites)
     try:
         author = authenticated_login(client)
         target = CommentTarget(repository=env.repository, issue_number=activity.pr_number)
-        for outcome in outcomes:
-            create = mode == "always" or outcome.comparison.verdict != "skipped"
-            try:
-                upsert_comment(
-                    client,
-                    target,
-                    outcome.markdown,
-                    comment_marker(outcome.suite),
-                    author=author,
-                    create=create,
-                )
-            except CommentError as exc:
-                problems.append(f"{outcome.suite}: {exc}{_why(exc.status)}")
+        posted = upsert_comment(
+            client, target, rendered.comment, PR_MARKER, author=author, create=create
+        )
+        retire_suite_comments(client, target, posted.seen, author)
+    except CommentError as exc:
+        return [f"{exc}{_why(exc.status)}"]
     finally:
         client.close()
-    return problems
+    return []
 
 
 def _why(status: int | None) -> str:
@@ -184,13 +186,13 @@ def _why(status: int | None) -> str:
     return " (the comment is in the job summary)"
 
 
-def _write_comment_files(folder: Path, activity: Activity, outcomes: Sequence[Shown]) -> None:
-    """The comments as files beside the reports, for the fork-safe two-workflow setup: a
-    `workflow_run` job with a write token posts them (docs/action.md)."""
-    ran = [o for o in outcomes if o.comparison.verdict != "skipped"]
-    for outcome in ran:
-        atomic_write(folder / suite_folder(outcome.suite) / "comment.md", outcome.markdown)
-    if ran and activity.pr_number is not None:
+def _write_comment_file(folder: Path, activity: Activity, rendered: Rendered) -> None:
+    """The comment as a file beside the reports, for the fork-safe two-workflow setup: a
+    `workflow_run` job with a write token posts it (docs/action.md)."""
+    if all(s.comparison.verdict == "skipped" for s in rendered.suites):
+        return
+    atomic_write(folder / "comment.md", rendered.comment)
+    if activity.pr_number is not None:
         pull = {"number": activity.pr_number, "head_sha": activity.head_sha}
         atomic_write(folder / "pull-request.json", json.dumps(pull) + "\n")
 
@@ -237,8 +239,9 @@ def publish(
 ) -> int:
     env, inputs = settings.env, settings.inputs
     verdict = flow.verdict
-    outcomes = render_outcomes(settings, activity, flow)
-    problems = _post_comments(settings, activity, outcomes, token)
+    rendered = render_outcomes(settings, activity, flow)
+    outcomes = rendered.suites
+    problems = _post_comment(settings, activity, rendered, token)
     for problem in problems:
         say(out, workflow.warning(f"PR comment not posted: {problem}", title="Eval Gate"))
     for line in regression_annotations(outcomes):
@@ -250,7 +253,7 @@ def publish(
             )
         for outcome in outcomes:
             workflow.append_summary(env.step_summary, outcome.summary)
-    _write_comment_files(env.workspace / REPORTS_DIR, activity, outcomes)
+    _write_comment_file(env.workspace / REPORTS_DIR, activity, rendered)
     if env.output:
         written = outputs(verdict, _regression_ids(outcomes), _pooled(outcomes))
         workflow.write_outputs(env.output, written)

@@ -25,6 +25,7 @@ class Suite:
     shapes: dict[str, Shape] = field(default_factory=dict)
     promptfoo: str | None = None  # a promptfoo config: the suite's cases and system
     tools: tuple[str, ...] = ()  # the tools its model config offers: an agent example case
+    framework: dict[str, Any] | None = None  # `inspect:` or `pytest:`: cases and system
 
 
 @dataclass

@@ -140,8 +140,17 @@ def _headline(
 def render_comment(
     comparison: Comparison, ctx: RenderContext, *, max_chars: int = COMMENT_MAX_CHARS
 ) -> str:
-    """The PR comment: marker, verdict line and body, at most `max_chars` characters."""
+    """One suite's comment (`gate compare`'s): marker, verdict line and body, at most
+    `max_chars` characters."""
     marker = comment_marker(ctx.suite if ctx.suite != "default" else comparison.suite)
+    return render_section(comparison, ctx, max_chars=max_chars, top=f"{marker}\n")
+
+
+def render_section(
+    comparison: Comparison, ctx: RenderContext, *, max_chars: int, top: str = ""
+) -> str:
+    """A suite's verdict line and body, after `top`, at most `max_chars` characters (the PR
+    comment's section of the suite: `gate.render.pr_comment`)."""
     words = worded(comparison)
     verdict = _headline(words)
     return _render_within(
@@ -149,7 +158,7 @@ def render_comment(
         words,
         ctx,
         COMMENT_LIMITS,
-        lambda limits: f"{marker}\n{verdict(limits)}",
+        lambda limits: f"{top}{verdict(limits)}",
         lambda body: utf16_length(body) <= max_chars,
     )
 

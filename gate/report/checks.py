@@ -204,6 +204,18 @@ class TurnCheckResult(CheckBase):
         )
 
 
+class ScoreResult(CheckBase):
+    """An inspect_ai scorer's score of a sample, against the suite's `pass:`."""
+
+    kind: Literal["score"]
+    scorer: str
+    value: str | int | float | bool = Field(description="the score's value, as the scorer gave it")
+    wanted: str | int | float | bool = Field(description="the suite's `pass:`")
+    fraction: float | None = Field(
+        None, description="the value as a share of full credit, when it is one"
+    )
+
+
 class PlainResult(CheckBase):
     """A kind whose name and detail say all there is."""
 
@@ -220,6 +232,7 @@ class PlainResult(CheckBase):
         "tool_calls_order",
         "no_tool_calls",
         "compile",
+        "pytest",
     ]
 
 
@@ -248,6 +261,7 @@ KINDS: tuple[type[CheckBase], ...] = (
     MaxStepsResult,
     TurnReachedResult,
     TurnCheckResult,
+    ScoreResult,
     PlainResult,
 )
 MODEL_OF: dict[str, str] = {
@@ -284,6 +298,7 @@ CheckResult = Annotated[
     | Annotated[MaxStepsResult, Tag("MaxStepsResult")]
     | Annotated[TurnReachedResult, Tag("TurnReachedResult")]
     | Annotated[TurnCheckResult, Tag("TurnCheckResult")]
+    | Annotated[ScoreResult, Tag("ScoreResult")]
     | Annotated[PlainResult, Tag("PlainResult")]
     | Annotated[OtherResult, Tag("OtherResult")],
     Discriminator(

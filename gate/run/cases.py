@@ -15,7 +15,10 @@ from gate.run.provenance import find_repo_root
 
 
 def checked_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
-    """The suite's cases, read from the config's checkout (the base's, in the PR flow)."""
+    """The suite's cases, read from the config's checkout (the base's, in the PR flow); none
+    for an inspect or pytest suite (its runner lists its framework's)."""
+    if suite.framework is not None:
+        return []
     cases = read_suite_cases(loaded, suite)
     if not cases:
         raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
@@ -25,7 +28,9 @@ def checked_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
 
 def read_suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     """The cases of `suite` (its case files, or its promptfoo config's tests), shown by their
-    path in the config's repository."""
+    path in the config's repository; none for an inspect or pytest suite."""
+    if suite.framework is not None:
+        return []
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
     if suite.promptfoo is not None:
         from gate.promptfoo.inputs.suites import suite_cases as promptfoo_suite_cases

@@ -30,19 +30,22 @@ from gate.inputs.config import (
 
 
 def located(exc: InputError, loaded: LoadedConfig, suite: SuiteConfig) -> InputError:
-    """A system's refusal (its key `system.…`, no file) named at the suite's gate.yml line:
-    the key's own line when the user wrote it there, else the `system` block's."""
+    """A system's refusal (its key `system.…`, or an inspect or pytest suite's `inspect.…`,
+    `pytest.…`; no file) named at the suite's gate.yml line: the key's own line when the user
+    wrote it there, else the block's."""
     key = exc.key or ""
-    if exc.file is not None or not key.startswith("system"):
+    block, *keys = key.split(".")
+    settings = suite.inspect if block == "inspect" else suite.pytest if block == "pytest" else None
+    given = suite.system if block == "system" else settings
+    if exc.file is not None or given is None:
         return exc
-    keys = key.split(".")[1:]
-    written = keys and keys[0] in suite.system.model_fields_set
-    line = loaded.suite_line(suite.name, "system", *(keys if written else ()))
+    written = keys and keys[0] in given.model_fields_set
+    line = loaded.suite_line(suite.name, block, *(keys if written else ()))
     return InputError(
         f"suite {suite.name!r}: {exc.message}",
         file=loaded.path,
         line=line,
-        key=key if written else "system",
+        key=key if written else block,
     )
 
 

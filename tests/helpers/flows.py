@@ -10,6 +10,7 @@ from typing import Any
 from gate.compare.models import Comparison
 from gate.flow.pr import FlowOutcome, run_check
 from gate.render import RenderContext, render_suite
+from gate.render.pr_comment import render_pr_comment
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,9 @@ def rendered(flow: FlowOutcome, report_hint: str = "reports") -> list[Shown]:
     )
     shown = []
     for outcome in flow.suites:
-        markdown, summary = render_suite(outcome.comparison, ctx, own=flow.head_templates)
+        _, summary = render_suite(outcome.comparison, ctx, own=flow.head_templates)
         suite_ctx = ctx.model_copy(update={"suite": outcome.suite})
+        markdown = render_pr_comment([outcome.comparison], ctx)  # its section of the PR's
         shown.append(Shown(outcome.suite, outcome.comparison, markdown, summary, suite_ctx))
     return shown
 

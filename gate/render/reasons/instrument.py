@@ -21,6 +21,7 @@ from gate.compare.findings import (
     HeadInstrument,
     HeadInstrumentUnknown,
     HeldoutChanged,
+    InstrumentFilesChanged,
     JudgeChanged,
     PricesChanged,
     SandboxLimitsChanged,
@@ -214,6 +215,18 @@ def _(f: TemplatesChanged) -> str:
 def _(f: CheckCodeChanged) -> str:
     files = ", ".join(f"`{name}`" for name in f.files[:5])
     return f"this PR changes the code of `expect.python` checks ({files}): the base's code judges"
+
+
+@sentence.register
+def _(f: InstrumentFilesChanged) -> str:
+    files = ", ".join(f"`{name}`" for name in f.files[:5])
+    more = f" and {len(f.files) - 5:,} more" if len(f.files) > 5 else ""
+    parts = [f"files {files}{more}"] if f.files else []
+    parts += [_changes(f.settings)] if f.settings else []
+    return (
+        f"this PR changes what measures the suite ({'; '.join(parts)}): both sides ran the "
+        "base's version; the head's takes effect after merge"
+    )
 
 
 @sentence.register
