@@ -209,7 +209,8 @@ def test_triggers_cover_config_cases_and_system_files(tmp_path: Path) -> None:
     assert "rec/z.jsonl" in d
 
 
-def _processes_mentioning(text: str) -> list[int]:
+def _processes_mentioning(*texts: str) -> list[int]:
+    """The processes whose command line holds every one of `texts`."""
     found = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -217,7 +218,7 @@ def _processes_mentioning(text: str) -> list[int]:
                 cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if text in cmdline:
+            if all(text in cmdline for text in texts):
                 found.append(int(proc.name))
     return found
 
@@ -233,11 +234,15 @@ def test_sigterm_stops_the_runs_and_removes_the_base_worktree(clone: Path) -> No
         [sys.executable, "-m", "gate", "check"], cwd=clone, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    # Both sides are running: the head's system (its worker names the clone as its root, and
+    # sleeps in its first answer) and the base's, in its temporary worktree.
+    head_system = ("worker_main", f'"root": "{clone}"')
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (
-        _processes_mentioning(f"--root {clone}") and _processes_mentioning("gate-base-")
+        _processes_mentioning(*head_system) and _processes_mentioning("gate-base-")
     ):
         time.sleep(0.1)
+    assert _processes_mentioning(*head_system), "the head's system never started"
     assert _processes_mentioning("gate-base-"), "the base side never started"
     proc.terminate()
     _, err = proc.communicate(timeout=60)
