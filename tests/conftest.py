@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 from helpers.cli import ECHO_APP, Project
 from helpers.servers.github_api import GitHubServer
+from helpers.servers.model_server import ModelServer
 from helpers.servers.world import World, serve_api, serve_world
 
 
@@ -24,6 +26,23 @@ def world(tmp_path: Path, api: GitHubServer) -> Iterator[World]:
     """A repository, its PR and the Action's runner around `api` (see `helpers.servers.world`)."""
     with serve_world(tmp_path, api) as running:
         yield running
+
+
+@pytest.fixture
+def model_servers() -> Iterator[Callable[..., ModelServer]]:
+    """Starts model servers (`ModelServer(**options)`) for one test; all stop at its end."""
+    with contextlib.ExitStack() as in_use:
+        yield lambda **options: in_use.enter_context(ModelServer(**options))
+
+
+@pytest.fixture
+def server(
+    request: pytest.FixtureRequest, model_servers: Callable[..., ModelServer]
+) -> ModelServer:
+    """The model provider stand-in on 127.0.0.1 (`helpers.servers.model_server`), one a test.
+    A test module configures it with a dict of `ModelServer` options named `MODEL_SERVER`
+    (responder, api_key, faults, ...); without one it is the built-in echo model."""
+    return model_servers(**getattr(request.module, "MODEL_SERVER", {}))
 
 
 @pytest.fixture

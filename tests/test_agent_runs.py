@@ -5,7 +5,6 @@ server stand-in (its scripted agent, requests checked against the vendors' descr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +34,7 @@ def judging_agent(request: ChatRequest) -> str | Answer:
     return agent_model(request)
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(responder=judging_agent, spec_check=True) as running:
-        yield running
+MODEL_SERVER = {"responder": judging_agent, "spec_check": True}  # `server`'s options (conftest.py)
 
 
 def project(root: Path, server: ModelServer, kind: str, cases: list[dict[str, Any]]) -> Project:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +19,7 @@ from helpers.servers.git_http import Author, git, make_bare
 from helpers.servers.model_server import ModelServer, agent_model
 from helpers.servers.world import REPO_ROOT
 
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(responder=agent_model, spec_check=True) as running:
-        yield running
+MODEL_SERVER = {"responder": agent_model, "spec_check": True}  # `server`'s options (conftest.py)
 
 
 def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

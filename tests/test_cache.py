@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,12 +89,6 @@ def test_concurrent_writers_and_readers_never_see_half_an_entry(tmp_path: Path) 
 
 
 # --- through `gate run` ------------------------------------------------------------------
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def chat_project(project: Project, server: ModelServer, n: int = 12) -> Project:

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from helpers.cli import Done, run_gate
 from helpers.github_html import Structure, github_html
 from helpers.servers.git_http import git
@@ -27,12 +25,6 @@ from helpers.servers.model_server import ModelServer
 TASKS = ("billing", "shipping", "returns", "account", "orders")
 PROMPT = "You are a support bot.\nQuestion: {{ question }}\n"
 NOTE = "this suite cannot enforce a 3-point threshold"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def gate_yml(base_url: str, suites: tuple[str, ...] = ("support",)) -> str:

@@ -10,7 +10,6 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,7 @@ WORDS = ["CAC", "fees", "licensed", "minutes", "statement", "card", "branch", "l
 PRICES = {"small": {"input": 1.0, "output": 1.0}, "big": {"input": 100.0, "output": 100.0}}
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(api_key=KEY) as running:
-        yield running
+MODEL_SERVER = {"api_key": KEY}  # `server`'s options (conftest.py)
 
 
 def gate_yml(server: ModelServer, prices: dict[str, Any]) -> str:

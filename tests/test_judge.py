@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,10 +112,7 @@ def judging(request: ChatRequest) -> str:
     return scores(2 if "Paris" in text else 0, 1)
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(responder=judging) as running:
-        yield running
+MODEL_SERVER = {"responder": judging}  # `server`'s options (conftest.py)
 
 
 def judge_env(tmp_path: Path, **environ: str) -> SystemEnv:

@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,9 +33,8 @@ def claude_paraphrases(request: ChatRequest) -> str:
 
 
 @pytest.fixture
-def servers() -> Iterator[tuple[ModelServer, ModelServer]]:
-    with ModelServer() as openai, ModelServer(responder=claude_paraphrases) as anthropic:
-        yield openai, anthropic
+def servers(model_servers: Callable[..., ModelServer]) -> tuple[ModelServer, ModelServer]:
+    return model_servers(), model_servers(responder=claude_paraphrases)
 
 
 def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

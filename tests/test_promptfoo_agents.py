@@ -7,7 +7,6 @@ promptfoo writes it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +43,7 @@ ASSERTIONS: list[tuple[dict[str, Any], bool]] = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(responder=agent_model, spec_check=True) as running:
-        yield running
+MODEL_SERVER = {"responder": agent_model, "spec_check": True}  # `server`'s options (conftest.py)
 
 
 def project(root: Path, server: ModelServer, promptfoo: dict[str, Any]) -> Project:

@@ -62,10 +62,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def server() -> ModelServer:
-    with ModelServer(responder=say_model) as running:
-        yield running
+MODEL_SERVER = {"responder": say_model}  # `server`'s options (conftest.py)
 
 
 def change(repo: Path, name: str, text: str) -> None:

@@ -17,11 +17,7 @@ from helpers.servers.model_server import ModelServer
 from gate.inputs.config import load_config
 from gate.run.cases import checked_cases as suite_cases
 
-
-@pytest.fixture(scope="module")
-def server() -> ModelServer:
-    with ModelServer(responder=say_model, latency_s=0.02) as running:
-        yield running
+MODEL_SERVER = {"responder": say_model, "latency_s": 0.02}  # `server`'s options (conftest.py)
 
 
 def project(tmp_path: Path, name: str) -> Path:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 
-import pytest
 from helpers.cli import Project, run_gate
 from helpers.servers.model_server import Faults, ModelServer
 
@@ -19,10 +17,7 @@ WHY = re.compile(
 )
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(faults=FAULTS, seed=11) as running:
-        yield running
+MODEL_SERVER = {"faults": FAULTS, "seed": 11}  # `server`'s options (conftest.py)
 
 
 def expected_status(i: int) -> str:

@@ -6,11 +6,9 @@ messages and, for some cases, in its answers. `gate run` runs as a real subproce
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from helpers.cli import Project, run_gate
 from helpers.servers.model_server import (
     ChatRequest,
@@ -40,10 +38,11 @@ def leaky_service(body: dict[str, Any], headers: dict[str, str]) -> dict[str, An
     return answer
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(api_key=KEY, responder=leaky_model, service=leaky_service) as running:
-        yield running
+MODEL_SERVER = {
+    "api_key": KEY,
+    "responder": leaky_model,
+    "service": leaky_service,
+}  # `server`'s options (conftest.py)
 
 
 def secret_project(project: Project, server: ModelServer) -> Project:

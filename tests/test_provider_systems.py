@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,7 @@ KEY = "sk-systems-test-abcdef0123"
 PRICES = {"chat-small": {"input": 1.0, "output": 4.0}, "service-v1": {"input": 2.0, "output": 2.0}}
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(api_key=KEY) as running:
-        yield running
+MODEL_SERVER = {"api_key": KEY}  # `server`'s options (conftest.py)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from helpers.servers.model_server import Faults, ModelServer, Scripted
@@ -16,12 +15,6 @@ from gate.retry import RetryPolicy
 
 KEY = "sk-transport-test-0123456789"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def transport(

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 
-import pytest
 import yaml
 from helpers.cli import REPO, Project, run_gate
 from helpers.servers.model_server import ModelServer
@@ -24,12 +22,6 @@ def block(first_line: str) -> str:
         b for b in re.findall(r"```yaml\n(.*?)```", SECTION, re.S) if b.startswith(first_line)
     ]
     return found
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def test_the_local_server_setup_runs_as_written(project: Project, server: ModelServer) -> None:

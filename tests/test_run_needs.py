@@ -12,7 +12,6 @@ processes, the model server on 127.0.0.1.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
 
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": ""}
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as running:
-        yield running
 
 
 def gate(project: Project, *args: str, **env: str) -> Done:

@@ -5,7 +5,6 @@ the checks, the report (with the finish reason), the cache, a replay and the com
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +64,7 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer(api_key=KEY, responder=tool_model) as running:
-        yield running
+MODEL_SERVER = {"api_key": KEY, "responder": tool_model}  # `server`'s options (conftest.py)
 
 
 def project(root: Path, server: ModelServer, kind: str, model: dict[str, Any]) -> Project:
