@@ -1,4 +1,5 @@
-"""`gate compare` as a user runs it: real reports from `gate run`, real subprocesses."""
+"""`gate compare` as a user runs it: real reports from `gate run`, real subprocesses for the
+end-to-end path and the exit codes; the rest call the command in-process (`gate_here`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here, run_gate
 from helpers.reports import case, write_report
 
 APP_BASE = """
@@ -108,18 +109,18 @@ def test_config_supplies_the_policy_and_flags_override_it(tmp_path: Path) -> Non
         }
     )
     # gate.yml in the working directory is read when --config is not given
-    assert run_gate("compare", str(base), str(head), cwd=tmp_path).code == 1  # minor blocks
+    assert gate_here("compare", str(base), str(head), cwd=tmp_path).code == 1  # minor blocks
     assert (
-        run_gate(
+        gate_here(
             "compare", str(base), str(head), "--block-severities", "blocker", cwd=tmp_path
         ).code
         == 0
     )
     elsewhere = tmp_path / "sub"
     elsewhere.mkdir()
-    assert run_gate("compare", str(base), str(head), cwd=elsewhere).code == 1  # -5 pts > 3
+    assert gate_here("compare", str(base), str(head), cwd=elsewhere).code == 1  # -5 pts > 3
     assert (
-        run_gate(
+        gate_here(
             "compare", str(base), str(head), "--config", str(tmp_path / "gate.yml"), cwd=elsewhere
         ).code
         == 1
@@ -131,7 +132,7 @@ def test_out_writes_the_file_and_prints_the_verdict(tmp_path: Path, fmt: str) ->
     base = write_report(tmp_path, "base", [case("a"), case("b")])
     head = write_report(tmp_path, "head", [case("a", "fail"), case("b")])
     out = tmp_path / "result" / f"comparison.{fmt}"
-    done = run_gate("compare", str(base), str(head), "--format", fmt, "--out", str(out))
+    done = gate_here("compare", str(base), str(head), "--format", fmt, "--out", str(out))
     assert done.code == 1 and done.out == ""
     assert done.err.strip() == f"fail: {out}"
     content = out.read_text()
@@ -146,7 +147,7 @@ def test_out_writes_the_file_and_prints_the_verdict(tmp_path: Path, fmt: str) ->
 def test_links_use_the_repository_and_the_report_shas(tmp_path: Path) -> None:
     base = write_report(tmp_path, "base", [case("a")], sha="1" * 40)
     head = write_report(tmp_path, "head", [case("a", "fail", line=7)], sha="2" * 40)
-    done = run_gate(
+    done = gate_here(
         "compare",
         str(base),
         str(head),
@@ -165,7 +166,7 @@ def test_template_dir_from_the_command_line(tmp_path: Path) -> None:
     folder = tmp_path / "tpl"
     folder.mkdir()
     (folder / "comment.md.j2").write_text("Verdict {{ c.verdict }}\n")
-    done = run_gate("compare", str(base), str(head), "--template-dir", str(folder))
+    done = gate_here("compare", str(base), str(head), "--template-dir", str(folder))
     top = "❌ **Eval Gate: fail** (support) — pass rate 100.0% → 0.0% (−100.0 pts, threshold 3)"
     assert done.out == f"<!-- eval-gate:support -->\n{top} · 1 regression\n\nVerdict fail\n"
 
@@ -211,7 +212,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, setup: str, expected: s
         }[setup]
         if setup == "bad_config":
             (tmp_path / "gate.yml").write_text("threshold: [1\n")
-    done = run_gate("compare", str(good), head, *extra, cwd=tmp_path)
+    done = gate_here("compare", str(good), head, *extra, cwd=tmp_path)
     assert done.code == 2, (done.out, done.err)
     assert done.out == ""
     message = done.err.strip().splitlines()[-1]
@@ -220,7 +221,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, setup: str, expected: s
 
 
 def test_help_explains_the_flags() -> None:
-    done = run_gate("compare", "--help")
+    done = gate_here("compare", "--help")
     assert done.code == 0
     for flag in ("--threshold", "--format", "--out", "--config", "--repository", "--run-url"):
         assert flag in done.out

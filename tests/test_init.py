@@ -7,11 +7,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import yaml
+from helpers.cli import gate_here
 from helpers.pr_comment import section
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
@@ -20,15 +19,14 @@ from helpers.servers.world import REPO_ROOT
 WORKFLOW = ".github/workflows/eval-gate.yml"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ModelServer]:
-    with ModelServer(api_key="sk-test") as running:
-        yield running
+MODEL_SERVER = {"api_key": "sk-test"}  # `server`'s options (conftest.py)
 
 
 def gate(
-    repo: Path, *args: str, server: ModelServer | None = None
+    repo: Path, *args: str, server: ModelServer | None = None, real: bool = False
 ) -> subprocess.CompletedProcess[str]:
+    """`gate ARGS` in `repo`: `check` (which starts the sides) and, with `real`, any command
+    as a subprocess of its own; `init` and `validate` otherwise in-process (`gate_here`)."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -42,6 +40,9 @@ def gate(
             "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "sk-test",
             "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-test",
         })  # fmt: skip
+    if not real and args[0] in ("init", "validate"):
+        done = gate_here(*args, cwd=repo, environ=env)
+        return subprocess.CompletedProcess(args, done.code, done.out, done.err)
     return subprocess.run(
         [sys.executable, "-m", "gate", *args], cwd=repo, env=env, capture_output=True,
         text=True, timeout=300, check=False,
@@ -62,15 +63,16 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def init_validate_check(repo: Path, server: ModelServer) -> tuple[dict, str]:
-    """Run the three commands a new user runs; return gate.yml and `gate init`'s output."""
-    done = gate(repo, "init")
+def init_validate_check(repo: Path, server: ModelServer, *, real: bool = False) -> tuple[dict, str]:
+    """Run the three commands a new user runs (`real`: each as the executable); return
+    gate.yml and `gate init`'s output."""
+    done = gate(repo, "init", real=real)
     assert done.returncode == 0, done.stderr
     for name in ("gate.yml", WORKFLOW):
         assert f"wrote {name}" in done.stdout
     assert "gate validate -c gate.yml\n  gate check -c gate.yml " in done.stdout
     config = yaml.safe_load((repo / "gate.yml").read_text())
-    validated = gate(repo, "validate")
+    validated = gate(repo, "validate", real=real)
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert validated.stdout.rstrip().endswith("ok")
     server.reset_counts()
@@ -99,7 +101,7 @@ def test_prompts_folder_and_model_config(tmp_path: Path, server: ModelServer) ->
         "README.md": "# support bot\n",
         "docker-compose.yml": "services:\n  app:\n    image: app\n",
     })  # fmt: skip
-    config, _ = init_validate_check(repo, server)
+    config, _ = init_validate_check(repo, server, real=True)  # the executables, end to end
     assert config["watch"] == ["prompts/**", "config/model.yaml"]
     assert config["suites"] == [{
         "name": "support", "cases": "evals/cases.jsonl",

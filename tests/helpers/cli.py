@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -36,6 +38,42 @@ def run_gate(*args: str, cwd: Path | None = None, env: dict[str, str] | None = N
         check=False,
     )
     return Done(proc.returncode, proc.stdout, proc.stderr)
+
+
+def gate_here(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    environ: dict[str, str] | None = None,
+) -> Done:
+    """`gate ARGS` in this process (`gate.cli.main`, what the executable calls): the same exit
+    code and output as `run_gate`, without a Python's start-up (~0.5 s, more on a busy
+    machine). For tests of what a command decides from its arguments and files; a test of the
+    executable itself (exit codes as a shell sees them, isolation, signals, the job log, a
+    command that starts the sides) keeps `run_gate`. `env` is added to this process's
+    environment for the call, `environ` replaces it; the working directory and the
+    environment are put back."""
+    from gate.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), Path.cwd()
+    try:
+        if environ is not None:
+            os.environ.clear()
+            os.environ.update(environ)
+        os.environ.update(env or {})
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # --help, --version
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return Done(code, out.getvalue(), err.getvalue())
 
 
 @dataclass
