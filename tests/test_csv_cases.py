@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 
 import pytest
-from helpers.cli import ECHO_APP, Project, run_gate
+from helpers.cli import ECHO_APP, Project, gate_here, run_gate
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -220,7 +220,7 @@ def test_a_csv_suite_runs_and_validates(tmp_path: Path) -> None:
     assert (lines["paris"]["severity"], lines["lyon"]["file"], lines["lyon"]["line"]) == (
         "blocker", "cases/faq.csv", 3
     )  # fmt: skip
-    done = run_gate("validate", cwd=p.root)
+    done = gate_here("validate", cwd=p.root)
     assert done.code == 0, done.err
     assert (
         "gate: warning: cases/faq.csv:8: case 'open' has no expectation: it passes whatever "
@@ -228,7 +228,7 @@ def test_a_csv_suite_runs_and_validates(tmp_path: Path) -> None:
     ) in done.err
     assert "7 cases, 0 with a reference, 0 broken, 1 without an expectation" in done.out
     p.write("cases/faq.csv", "id,say,__expected\nx,hi,similar: hello\n")
-    done = run_gate("validate", cwd=p.root)
+    done = gate_here("validate", cwd=p.root)
     assert done.code == 2 and "Traceback" not in done.err
     assert "cases/faq.csv:2: row 2: assertion type `similar` is not supported" in done.err
 
@@ -241,7 +241,7 @@ def test_a_reference_runs_through_the_rows_assertions(tmp_path: Path) -> None:
         "id,say,reference,__expected\na,x,Paris is big,contains: Paris\nb,y,Lyon,contains: Paris\n",
     )
     p.config({"cases": "c.csv", "system": {"kind": "python", "target": "app:answer"}})
-    done = run_gate("validate", cwd=p.root)
+    done = gate_here("validate", cwd=p.root)
     assert done.code == 1, done.err
     assert (
         'c.csv:3: b: reference fail: contains:Paris: Expected output to contain "Paris"' in done.out

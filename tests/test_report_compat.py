@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.reports import STABLE_KEYS
 
 from gate import REPORT_SCHEMA_VERSION
@@ -49,7 +49,7 @@ def test_a_version_1_report_reads_as_the_current_version() -> None:
 
 def test_version_1_reports_compare_as_that_version_compared_them(tmp_path: Path) -> None:
     then = json.loads((V1 / "compare.json").read_text())
-    done = run_gate(
+    done = gate_here(
         "compare", str(V1 / "base.jsonl"), str(V1 / "head.jsonl"), "--format", "json", cwd=tmp_path
     )
     now = json.loads(done.out)
@@ -63,7 +63,7 @@ def test_version_1_reports_compare_as_that_version_compared_them(tmp_path: Path)
     assert now["head_meta"]["auto"]["calls"] == then["head_meta"]["auto"]["calls"] == 42
     assert now["head_meta"]["schema_version"] == 3
     # the comment says how many calls each side made and why the rounds stopped
-    comment = run_gate("compare", str(V1 / "base.jsonl"), str(V1 / "head.jsonl"), cwd=tmp_path)
+    comment = gate_here("compare", str(V1 / "base.jsonl"), str(V1 / "head.jsonl"), cwd=tmp_path)
     assert "stopped: the budget was reached" in comment.out
 
 
@@ -92,7 +92,7 @@ def test_a_newer_or_broken_metadata_line_names_the_file_line_and_key(tmp_path: P
     with pytest.raises(InputError) as broken:
         read_report(_meta_line(tmp_path, {"schema_version": 1, "auto": old_auto}))
     assert "bad metadata line" in str(broken.value) and broken.value.key == "auto.stop"
-    done = run_gate("compare", str(tmp_path / "r.jsonl"), str(tmp_path / "r.jsonl"))
+    done = gate_here("compare", str(tmp_path / "r.jsonl"), str(tmp_path / "r.jsonl"))
     assert done.code == 2 and "r.jsonl:1:" in done.err and "Traceback" not in done.err
 
 
@@ -173,7 +173,7 @@ def test_version_2_promptfoo_results_keep_metric_score_and_threshold() -> None:
 def test_version_2_reports_render_as_version_2_rendered_them(tmp_path: Path) -> None:
     """The reasons the comment gives for a case come from the results' parts now, where the
     gate of version 2 read them out of names and details: the same words."""
-    done = run_gate("compare", str(V2 / "base.jsonl"), str(V2 / "head.jsonl"), cwd=tmp_path)
+    done = gate_here("compare", str(V2 / "base.jsonl"), str(V2 / "head.jsonl"), cwd=tmp_path)
     assert done.code == 1, done.err
     said = [
         "- the required phrase <code>Paris</code> is **missing** on head; base said "
@@ -193,7 +193,7 @@ def test_version_2_reports_render_as_version_2_rendered_them(tmp_path: Path) -> 
     ]
     for words in said:
         assert words in done.out
-    summary = run_gate(
+    summary = gate_here(
         "compare", str(V2 / "base.jsonl"), str(V2 / "head.jsonl"), "--format", "summary",
         cwd=tmp_path,
     )  # fmt: skip

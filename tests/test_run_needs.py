@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers.cli import Done, Project, run_gate
+from helpers.cli import Done, Project, gate_here, run_gate
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
 
@@ -23,7 +23,10 @@ NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": ""}
 
 
 def gate(project: Project, *args: str, **env: str) -> Done:
-    return run_gate(*args, cwd=project.root, env={**NO_KEYS, **env})
+    """`gate ARGS` without the providers' keys: `validate` in-process, the rest as the
+    executable (`run` and `check` start the system)."""
+    call = gate_here if args[0] == "validate" else run_gate
+    return call(*args, cwd=project.root, env={**NO_KEYS, **env})
 
 
 def line_of(path: Path, needle: str) -> int:
@@ -272,5 +275,5 @@ def test_init_prefers_the_function_that_takes_the_dict(tmp_path: Path) -> None:
     done = init(root)
     assert done.code == 0, done.err
     assert "target: bot.app:answer" in (root / "gate.yml").read_text()
-    checked = run_gate("validate", cwd=root)
+    checked = gate_here("validate", cwd=root)
     assert checked.code == 0, checked.err
