@@ -17,7 +17,7 @@ import json
 import re
 from pathlib import Path
 
-from helpers.cli import Done, run_gate
+from helpers.cli import Done, gate_here
 from helpers.github_html import Structure, github_html
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
@@ -76,7 +76,7 @@ def repo(tmp_path: Path, server: ModelServer) -> Path:
 
 def check(root: Path, *args: str) -> Done:
     env = {"OPENAI_API_KEY": "sk-test", "GATE_CACHE_DIR": str(root.parent / "cache")}
-    return run_gate("check", "--base", "main", *args, cwd=root, env=env)
+    return gate_here("check", "--base", "main", *args, cwd=root, env=env)
 
 
 def edit_prompt(root: Path, find: str, replace: str) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,15 +49,17 @@ def gate_here(
 ) -> Done:
     """`gate ARGS` in this process (`gate.cli.main`, what the executable calls): the same exit
     code and output as `run_gate`, without a Python's start-up (~0.5 s, more on a busy
-    machine). For tests of what a command decides from its arguments and files; a test of the
-    executable itself (exit codes as a shell sees them, isolation, signals, the job log, a
-    command that starts the sides) keeps `run_gate`. `env` is added to this process's
-    environment for the call, `environ` replaces it; the working directory and the
-    environment are put back."""
+    machine). For tests of what a command decides and prints; a test of the executable itself
+    (exit codes as a shell sees them, isolation, signals, the job log) keeps `run_gate`.
+    `check` and `run` still start their sides and systems as processes of their own. `env` is
+    added to this process's environment for the call, `environ` replaces it; the environment,
+    the working directory and the SIGTERM handler (`gate check` sets one) are put back."""
+
     from gate.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), Path.cwd()
+    saved_term = signal.getsignal(signal.SIGTERM)  # `gate check` sets its own
     try:
         if environ is not None:
             os.environ.clear()
@@ -70,6 +73,7 @@ def gate_here(
             except SystemExit as exit_:  # --help, --version
                 code = exit_.code if isinstance(exit_.code, int) else 1
     finally:
+        signal.signal(signal.SIGTERM, saved_term)
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
