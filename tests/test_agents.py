@@ -7,28 +7,21 @@ for is an error naming it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from helpers.agents import KEY, PLAN, REFUND, STATUS, agent_prompt, base_url_of, project_files
+from helpers.cli import clean_env, gate_completed
 from helpers.github_html import github_html
 from helpers.servers.git_http import Author, git, make_bare
 from helpers.servers.model_server import ModelServer, agent_model
-from helpers.servers.world import REPO_ROOT
 
 MODEL_SERVER = {"responder": agent_model, "spec_check": True}  # `server`'s options (conftest.py)
 
 
 def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    env.update(PYTHONPATH=str(REPO_ROOT), GATE_CACHE_DIR=str(cwd.parent / "cache"), AGENT_KEY=KEY)
-    return subprocess.run(
-        [sys.executable, "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=300, check=False,
-    )  # fmt: skip
+    return gate_completed(*args, cwd=cwd, environ=clean_env(cwd, AGENT_KEY=KEY))
 
 
 def clone_of(tmp_path: Path, files: dict[str, str]) -> Path:

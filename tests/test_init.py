@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
-from helpers.cli import gate_here
+from helpers.cli import gate_completed
 from helpers.pr_comment import section
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
@@ -25,8 +24,7 @@ MODEL_SERVER = {"api_key": "sk-test"}  # `server`'s options (conftest.py)
 def gate(
     repo: Path, *args: str, server: ModelServer | None = None, real: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """`gate ARGS` in `repo`: `check` (which starts the sides) and, with `real`, any command
-    as a subprocess of its own; `init` and `validate` otherwise in-process (`gate_here`)."""
+    """`gate ARGS` in `repo`, in-process but with `real` (`helpers.cli.gate_completed`)."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -40,13 +38,7 @@ def gate(
             "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "sk-test",
             "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-test",
         })  # fmt: skip
-    if not real and args[0] in ("init", "validate"):
-        done = gate_here(*args, cwd=repo, environ=env)
-        return subprocess.CompletedProcess(args, done.code, done.out, done.err)
-    return subprocess.run(
-        [sys.executable, "-m", "gate", *args], cwd=repo, env=env, capture_output=True,
-        text=True, timeout=300, check=False,
-    )  # fmt: skip
+    return gate_completed(*args, cwd=repo, environ=env, real=real)
 
 
 def make_repo(root: Path, files: dict[str, str]) -> Path:
@@ -76,7 +68,7 @@ def init_validate_check(repo: Path, server: ModelServer, *, real: bool = False) 
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert validated.stdout.rstrip().endswith("ok")
     server.reset_counts()
-    checked = gate(repo, "check", "--base", "main", server=server)
+    checked = gate(repo, "check", "--base", "main", server=server, real=real)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "verdict: pass" in checked.stderr
     assert checked.stdout.startswith("<!-- eval-gate -->\n")  # one comment for the PR

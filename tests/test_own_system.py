@@ -7,17 +7,15 @@ Real repositories, real `gate check` subprocesses, and two real model servers on
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers.cli import clean_env, gate_completed
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
-from helpers.servers.world import REPO_ROOT
 
 CASES = [
     {"id": "refund", "input": {"question": "How do I get a refund?"},
@@ -38,19 +36,8 @@ def servers(model_servers: Callable[..., ModelServer]) -> tuple[ModelServer, Mod
 
 
 def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    env.update(
-        {
-            "PYTHONPATH": str(REPO_ROOT),
-            "GATE_CACHE_DIR": str(cwd.parent / "cache"),
-            "OPENAI_API_KEY": "sk-test-openai",
-            "ANTHROPIC_API_KEY": "sk-ant-test",
-        }
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=300, check=False,
-    )  # fmt: skip
+    keys = {"OPENAI_API_KEY": "sk-test-openai", "ANTHROPIC_API_KEY": "sk-ant-test"}
+    return gate_completed(*args, cwd=cwd, environ=clean_env(cwd, **keys))
 
 
 def write(root: Path, files: dict[str, str | None]) -> None:

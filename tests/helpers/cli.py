@@ -80,6 +80,27 @@ def gate_here(
     return Done(code, out.getvalue(), err.getvalue())
 
 
+def clean_env(cwd: Path, **extra: str) -> dict[str, str]:
+    """This process's environment as a developer's shell has it: no Actions variables
+    (`GITHUB_*`, `INPUT_*`), the gate importable, a response cache beside `cwd`; plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
+    return {**env, "PYTHONPATH": str(REPO), "GATE_CACHE_DIR": str(cwd.parent / "cache"), **extra}
+
+
+def gate_completed(
+    *args: str, cwd: Path, environ: dict[str, str], real: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`gate ARGS` in `cwd` with exactly `environ`, as `subprocess.run` reports it: `run` and,
+    with `real`, any command as the executable; the others in-process (`gate_here`)."""
+    if real or args[0] == "run":
+        return subprocess.run(
+            [sys.executable, "-m", "gate", *args], cwd=cwd, env=environ, capture_output=True,
+            text=True, timeout=300, check=False,
+        )  # fmt: skip
+    done = gate_here(*args, cwd=cwd, environ=environ)
+    return subprocess.CompletedProcess(["gate", *args], done.code, done.out, done.err)
+
+
 @dataclass
 class Project:
     """A throwaway project folder with a gate.yml, case files and a python system."""
