@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.cli import Done, run_gate
+from helpers.cli import Done, gate_here
 from helpers.reports import case, report
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer
@@ -173,7 +173,7 @@ def chat_repo(root: Path, model: ModelServer, **cache: str) -> Path:
 
 def check(repo: Path, env: dict[str, str]) -> tuple[dict[str, dict[str, int]], Done]:
     """`gate check`: each side's cache counts, and what it printed."""
-    done = run_gate("check", "--base", "main", cwd=repo, env={"UPKEEP_KEY": "k", **env})
+    done = gate_here("check", "--base", "main", cwd=repo, env={"UPKEEP_KEY": "k", **env})
     assert done.code == 0, done.err
     summaries = {
         s: repo / ".eval-gate/reports" / "s" / f"{s}.summary.json" for s in ("base", "head")
@@ -207,7 +207,7 @@ def test_cache_files_are_no_change_even_when_committed(tmp_path: Path, model: Mo
     git(repo, "checkout", "-q", "-b", "pr")
     git(repo, "add", "-f", "answers")
     git(repo, "commit", "-qm", "the cache, committed by mistake")
-    done = run_gate("check", "--base", "main", cwd=repo, env={"UPKEEP_KEY": "k", **env})
+    done = gate_here("check", "--base", "main", cwd=repo, env={"UPKEEP_KEY": "k", **env})
     assert done.code == 0, done.err
     assert "skipped" in done.err and "no file changed between the base and the head" in done.out
 

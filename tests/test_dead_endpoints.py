@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here, run_gate
 from helpers.github_html import Structure, github_html
 from helpers.servers.git_http import git
 from helpers.servers.model_server import ModelServer, Scripted
@@ -182,7 +182,7 @@ def test_check_groups_the_same_error_in_the_comment_and_the_terminal(project: Pr
     root = dead_repo(project)
     env = {"OPENAI_API_KEY": "sk-x", "GATE_CACHE_DIR": str(root.parent / "cache")}
     started = time.monotonic()
-    done = run_gate("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
+    done = gate_here("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
     assert done.code == 3, done.err
     assert time.monotonic() - started < 60
     # The sides' terminal lines: once per side, grouped.
@@ -198,7 +198,7 @@ def test_check_groups_the_same_error_in_the_comment_and_the_terminal(project: Pr
     rows = [cell for cell in cells.cells if "connection refused" in cell]
     assert len(rows) == 2 and all("start the server, or fix `base_url`" in r for r in rows)
     assert "this suite cannot enforce" not in done.out.split("Statistics")[0]
-    text = run_gate("check", "--base", "main", "--format", "text", cwd=root, env=env)
+    text = gate_here("check", "--base", "main", "--format", "text", cwd=root, env=env)
     assert text.out.count("connection refused at") == 2, text.out
     assert f"  - {CASES} cases (faq-000, faq-001, faq-002, faq-003, faq-004, …) · 3 tasks" in (
         text.out

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import git
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.github_html import LIVE_MENTION, github_html, structure
 from helpers.servers.model_server import ChatRequest, ModelServer, echo_model
 
@@ -160,7 +160,7 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
     build(root, judge).close()
     pr(root)
     env = {"GATE_CACHE_DIR": str(tmp_path / "cache")}
-    done = run_gate("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
+    done = gate_here("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
     assert done.code == 1, done.err
     markdown = done.out
     # each deciding case is explained once, where it is listed (blocking cases, regressions)
@@ -219,7 +219,7 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
     assert page.count('<pre lang="diff">') >= 5
 
     # the reports keep the full detail: the comparison's JSON holds the base output too
-    compared = run_gate(
+    compared = gate_here(
         "compare",
         ".eval-gate/reports/support/base.jsonl",
         ".eval-gate/reports/support/head.jsonl",
@@ -236,7 +236,7 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
     assert comparison.rubric is not None and comparison.rubric.dimensions[0].n == 4
 
     # the terminal shows the same, readable: diff lines indented, no fences, no HTML
-    text = run_gate(
+    text = gate_here(
         "compare",
         ".eval-gate/reports/support/base.jsonl",
         ".eval-gate/reports/support/head.jsonl",
@@ -251,7 +251,7 @@ def test_the_comment_explains_every_regression(tmp_path: Path, judge: ModelServe
     assert "    + Register the company first." in text.out
     assert "```diff" not in text.out and "<code>" not in text.out and "\x1b" not in text.out
     assert "the required phrase CAC is missing on head" in text.out
-    check_text = run_gate("check", "--base", "main", "--format", "text", cwd=root, env=env)
+    check_text = gate_here("check", "--base", "main", "--format", "text", cwd=root, env=env)
     assert check_text.code == 1
     assert "▸ 🧾 What the PR changed in the system (4 files)" in check_text.out
     assert "    +temperature: 0.7" in check_text.out
@@ -306,7 +306,7 @@ def test_a_watched_case_file_is_listed_without_its_diff(tmp_path: Path) -> None:
     secret["expect"] = {"must_not_include": ["TOPSECRET-PHRASE"]}
     (root / "app" / "cases.jsonl").write_text(json.dumps(secret) + "\n")
     env = {"GATE_CACHE_DIR": str(tmp_path / "cache")}
-    done = run_gate("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
+    done = gate_here("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
     assert done.code == 0, done.err
     system = done.out[done.out.index("🧾 What the PR changed in the system") :]
     assert "+    return 'hello there'" in system  # the code's diff is shown
@@ -350,7 +350,7 @@ def test_a_file_only_the_base_read_is_no_longer_read_not_removed(
         if head:
             repo.index.add(["config/model.yaml"])
             repo.index.commit("head")
-        done = run_gate("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
+        done = gate_here("check", "--base", "main", "--format", "markdown", cwd=root, env=env)
         assert done.code == 1, done.err  # the head answers in upper case: `contains` fails
         system_part = done.out[done.out.index("🧾 What the PR changed in the system (3 files)") :]
         assert "<code>prompts/terse.txt</code> · no longer read · +0 −0" in system_part

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.pr_scenarios import drop, make_project
 from helpers.servers.world import WORDS, World, project_files, prompt
 
@@ -64,7 +64,9 @@ def test_gate_check_shows_the_diff_whatever_the_attributes_say(
     for head in ("the working tree", "a commit"):
         if head == "a commit":
             author.commit("drop fees, call everything binary", {})
-        done = run_gate("check", "--base", "main", "--format", "markdown", cwd=author.path, env=env)
+        done = gate_here(
+            "check", "--base", "main", "--format", "markdown", cwd=author.path, env=env
+        )
         assert done.code == 1, (head, done.err[-2000:])
         assert honest(comment_diff(done.out)), head
 

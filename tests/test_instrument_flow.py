@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.flows import Shown, rendered
 from helpers.flows import check as check_flow
 from helpers.pr_comment import section
@@ -342,9 +342,9 @@ def test_gate_check_takes_the_prs_labels(project: Author) -> None:
     """The command line, as a developer reproduces a PR: `--label` accepts, as on GitHub."""
     project.write(SCENARIOS["lower a blocker to minor"]())
     env = {"GATE_CACHE_DIR": str(project.path.parent / "cache")}
-    plain = run_gate("check", "--format", "markdown", "--base", "main", cwd=project.path, env=env)
+    plain = gate_here("check", "--format", "markdown", "--base", "main", cwd=project.path, env=env)
     assert plain.code == 1 and "safety: fail: pass rate 100.0% -> 97.5%" in plain.err
-    done = run_gate(
+    done = gate_here(
         "check", "--format", "markdown", "--base", "main", "--label", ACCEPT, cwd=project.path,
         env=env,
     )  # fmt: skip
@@ -459,7 +459,9 @@ def test_the_heads_cache_dir_never_decides_where_answers_come_from(
     project.commit("my own cache", {"gate.yml": dump(config(cache={"dir": ".answers"})), **planted})
     project.write(drop_fees())
     cache = tmp_path / "workflow-cache"
-    done = run_gate("check", "--base", "main", cwd=project.path, env={"GATE_CACHE_DIR": str(cache)})
+    done = gate_here(
+        "check", "--base", "main", cwd=project.path, env={"GATE_CACHE_DIR": str(cache)}
+    )
     assert done.code == 1, done.err
     assert sorted(p.name for p in (project.path / ".answers").rglob("*")) == ["ab", "abcdef.json"]
 
@@ -471,7 +473,7 @@ def test_answers_committed_to_the_bases_cache_folder_are_refused(tmp_path: Path)
     project.commit(
         "plant answers", {".answers/ab/abcdef.json": '{"planted": true}\n', **drop_fees()}
     )
-    done = run_gate("check", "--base", "main", cwd=project.path)
+    done = gate_here("check", "--base", "main", cwd=project.path)
     assert done.code == 2, done.err
     assert done.err.strip().splitlines() == [
         "gate: error: .answers: key `cache.dir`: the response cache holds 1 file committed to "

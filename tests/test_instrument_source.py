@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.pr_comment import section, the_comment
 from helpers.pr_scenarios import base_files, config, drop, dump, make_project
 from helpers.servers.git_http import git
@@ -44,7 +44,7 @@ def test_a_symlinked_config_does_not_move_the_bases_instrument(tmp_path: Path) -
     project.write(REGRESSION)
     git(project.path, "add", "-A")
     assert yaml.safe_load((project.path / "gate.yml").read_text())["threshold"] == 50
-    done = run_gate("check", "--base", "main", cwd=project.path)
+    done = gate_here("check", "--base", "main", cwd=project.path)
     assert done.code == 1, done.err
     assert "this suite is new" not in done.out and "no baseline" not in done.out
     assert "support: fail: pass rate" in done.err
@@ -55,7 +55,7 @@ def test_the_first_pr_rule_needs_a_base_without_the_config(tmp_path: Path) -> No
     files = {k: v for k, v in base_files().items() if k != "gate.yml"}
     project = make_project(tmp_path / "repo", files)
     project.write({"gate.yml": dump(config())})
-    done = run_gate("check", "--base", "main", cwd=project.path)
+    done = gate_here("check", "--base", "main", cwd=project.path)
     assert done.code == 0, done.err
     assert "the base has no `gate.yml`" in done.out or "no gate.yml" in done.out
 

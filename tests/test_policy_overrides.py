@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here, run_gate
 from helpers.pr_scenarios import drop, make_project, visible
 from helpers.servers.world import WORDS, World, prompt, serve_api, serve_world
 
@@ -98,7 +98,7 @@ def test_a_config_path_the_base_lacks_is_named(tmp_path: Path) -> None:
         {"evals/gate.yml": moved.replace("cases/", "../cases/").replace("safety/", "../safety/")}
     )
     author.write({"prompts/support.md": drop("fees")["prompt"]})
-    done = run_gate("check", "--base", "main", "-c", "evals/gate.yml", "--format", "markdown",
+    done = gate_here("check", "--base", "main", "-c", "evals/gate.yml", "--format", "markdown",
                     cwd=author.path, env={"GATE_CACHE_DIR": str(tmp_path / "cache")})  # fmt: skip
     assert done.code == 0, done.err  # the known gap: docs/security.md, what is knowingly left
     said = "the base has no `evals/gate.yml`, so the head's own instrument and policy judge"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.pr_comment import section
 from helpers.pr_scenarios import WORDS, config, drop, dump, faq, make_project, visible
 
@@ -34,7 +34,7 @@ def replaying_pr(root: Path) -> dict[str, str]:
 
 def check(root: Path, tmp_path: Path, *more: str) -> tuple[int, str]:
     env = {"GATE_CACHE_DIR": str(tmp_path / "cache")}
-    done = run_gate("check", "--base", "main", "--format", "markdown", *more, cwd=root, env=env)
+    done = gate_here("check", "--base", "main", "--format", "markdown", *more, cwd=root, env=env)
     assert done.code in (0, 1), done.err
     return done.code, done.out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from helpers.cli import run_gate
+from helpers.cli import gate_here, run_gate
 from helpers.servers.git_http import git
 from helpers.support_bot import adopt, real_cases, regressing_pr, support_bot
 
@@ -22,7 +22,7 @@ def test_gate_check_writes_its_reports_where_gate_init_ignores_them(tmp_path: Pa
     real_cases(repo, "evals/cases.jsonl")
     adopt(repo)
     regressing_pr(repo)
-    checked = run_gate("check", "--base", "main", cwd=repo, env=env)
+    checked = gate_here("check", "--base", "main", cwd=repo, env=env)
     assert checked.code == 1 and "verdict: fail" in checked.err, checked.err
     for side in ("base", "head"):
         assert (repo / ".eval-gate/reports/app" / f"{side}.jsonl").is_file()
@@ -31,7 +31,7 @@ def test_gate_check_writes_its_reports_where_gate_init_ignores_them(tmp_path: Pa
     assert git(repo, "status", "--porcelain") == "M bot/prompts/support.txt"
     # --out still decides (the stable `gate run --out` is untouched: test_run.py)
     elsewhere = tmp_path / "out"
-    again = run_gate("check", "--base", "main", "--out", str(elsewhere), cwd=repo, env=env)
+    again = gate_here("check", "--base", "main", "--out", str(elsewhere), cwd=repo, env=env)
     assert again.code == 1, again.err
     assert (elsewhere / "app/head.jsonl").is_file()
 

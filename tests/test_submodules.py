@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.pr_scenarios import BOT, base_files, drop, prompt
 from helpers.servers.git_http import Author, git, make_bare
 from helpers.servers.world import WORDS, World, project_files
@@ -69,7 +69,7 @@ WORDS_ALL = [line.split(": ")[1] for line in drop()["prompt"].splitlines()[1:]]
 
 def check(repo: Path, tmp: Path) -> tuple[int, str]:
     env = {"GATE_CACHE_DIR": str(tmp / "cache"), "GIT_CONFIG_PARAMETERS": ""}
-    done = run_gate("check", "--base", "main", "--format", "markdown", cwd=repo, env=env)
+    done = gate_here("check", "--base", "main", "--format", "markdown", cwd=repo, env=env)
     return done.code, done.out + done.err
 
 
