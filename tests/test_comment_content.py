@@ -19,7 +19,7 @@ from pathlib import Path
 
 from helpers.cli import Done, gate_here
 from helpers.github_html import Structure, github_html
-from helpers.servers.git_http import git
+from helpers.servers.git_http import commit_main, git
 from helpers.servers.model_server import ModelServer
 
 TASKS = ("billing", "shipping", "returns", "account", "orders")
@@ -65,13 +65,7 @@ def repo(tmp_path: Path, server: ModelServer) -> Path:
                 }
             )
     (root / "cases" / "faq.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "t@example.com")
-    git(root, "config", "user.name", "t")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    git(root, "checkout", "-qb", "pr")
-    return root
+    return commit_main(root, branch="pr")
 
 
 def check(root: Path, *args: str) -> Done:

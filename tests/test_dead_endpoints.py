@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.cli import Project, gate_here, run_gate
 from helpers.github_html import Structure, github_html
-from helpers.servers.git_http import git
+from helpers.servers.git_http import commit_main, git
 from helpers.servers.model_server import ModelServer, Scripted
 
 CASES = 20
@@ -167,12 +167,7 @@ def dead_repo(project: Project) -> Path:
     """A repository whose PR edits the prompt, its system at a port nothing listens on."""
     chat_project(project, f"http://127.0.0.1:{closed_port()}/v1")
     root = project.root
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "t@example.com")
-    git(root, "config", "user.name", "t")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    git(root, "checkout", "-qb", "pr")
+    commit_main(root, branch="pr")
     (root / "prompts" / "support.md.j2").write_text("Please answer. " + PROMPT)
     git(root, "commit", "-qam", "prompt")
     return root

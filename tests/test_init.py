@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from helpers.cli import gate_completed
 from helpers.pr_comment import section
-from helpers.servers.git_http import git
+from helpers.servers.git_http import commit_main, git
 from helpers.servers.model_server import ModelServer
 from helpers.servers.world import REPO_ROOT
 
@@ -42,17 +42,7 @@ def gate(
 
 
 def make_repo(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "Dev")
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "the app")
-    git(root, "checkout", "-q", "-b", "adopt-the-gate")
-    return root
+    return commit_main(root, files, branch="adopt-the-gate")
 
 
 def init_validate_check(repo: Path, server: ModelServer, *, real: bool = False) -> tuple[dict, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.promptfoo_suites import gate_env, say_model
+from helpers.servers.git_http import commit_main
 from helpers.servers.model_server import ModelServer
 
 CONFIG = """
@@ -41,6 +42,10 @@ FILES = {
 }
 
 
+def dedented(files: dict[str, str]) -> dict[str, str]:
+    return {name: textwrap.dedent(text).lstrip("\n") for name, text in files.items()}
+
+
 def git(root: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
     return done.stdout
@@ -48,18 +53,7 @@ def git(root: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "Dev")
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    git(root, "checkout", "-q", "-b", "pr")
-    return root
+    return commit_main(tmp_path / "repo", dedented(FILES), branch="pr")
 
 
 MODEL_SERVER = {"responder": say_model}  # `server`'s options (conftest.py)
@@ -168,17 +162,7 @@ def test_a_config_as_promptfoos_documentation_writes_it_gates_a_pr(
 ) -> None:
     """assertionTemplates with $ref, CSV tests from a glob, scenarios from files and a
     transform in Python: the PR that drops the greeting fails, naming each broken case."""
-    root = tmp_path / "docs"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "Dev")
-    for name, text in DOCUMENTED.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text).lstrip("\n"))
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    git(root, "checkout", "-q", "-b", "pr")
+    root = commit_main(tmp_path / "docs", dedented(DOCUMENTED), branch="pr")
     change(root, "evals/prompts/reply.txt", "SAY: {{ name }}! About {{ topic }}: {{ answer }}\n")
     done = check(root, server)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import Done, Project, gate_here, run_gate
-from helpers.servers.git_http import git
+from helpers.servers.git_http import commit_main, git
 from helpers.servers.model_server import ModelServer
 
 NO_KEYS = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENAI_BASE_URL": ""}
@@ -88,11 +88,7 @@ def test_a_provider_switched_in_the_model_config_is_named_there(project: Project
 def test_check_says_the_missing_key_at_its_place_too(project: Project) -> None:
     chat_project(project)
     root = project.root
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "t@example.com")
-    git(root, "config", "user.name", "t")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
+    commit_main(root)
     (root / "prompts" / "ask.md.j2").write_text("Please answer: {{ question }}\n")
     done = gate(project, "check", "--base", "main", GATE_CACHE_DIR=str(root.parent / "cache"))
     assert done.code == 2, done.err

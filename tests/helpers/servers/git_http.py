@@ -148,6 +148,25 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout.strip()
 
 
+def commit_main(
+    root: Path, files: dict[str, str] | None = None, *, branch: str | None = None
+) -> Path:
+    """`root` (made if missing, `files` written into it first) as a repository whose `main`
+    commits all it holds, then on a new `branch` when given: a developer's local clone."""
+    for name, text in (files or {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "Dev")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    if branch is not None:
+        git(root, "checkout", "-q", "-b", branch)
+    return root
+
+
 def make_bare(path: Path) -> Path:
     """A bare origin that, like GitHub, lets clients fetch any commit by sha."""
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
