@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -16,11 +15,10 @@ COMMENTS = f"/repos/{REPO}/issues/7/comments"
 
 
 @pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as srv:
-        srv.state.add_token(TOKEN)
-        yield srv
-        assert srv.state.violations == []
+def server(api: GitHubServer) -> GitHubServer:
+    """conftest's GitHub stand-in (no request off GitHub's description), knowing TOKEN."""
+    api.state.add_token(TOKEN)
+    return api
 
 
 class Sleeps(list[float]):
