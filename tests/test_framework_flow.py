@@ -213,15 +213,18 @@ def test_gate_run_refuses_a_pytest_option_that_is_the_gates(tmp_path: Path) -> N
 
 @pytest.fixture
 def task_project(tmp_path: Path) -> Author:
-    return make_project(tmp_path / "repo", files())
+    """The inspect suite alone (the pytest suite's tests are above)."""
+    return make_project(tmp_path / "repo", files(unit=False))
 
 
 @needs_inspect
 def test_a_prompt_regression_fails_the_inspect_suite_by_sample_id(
-    task_project: Author, model: ModelServer
+    tmp_path: Path, model: ModelServer
 ) -> None:
-    task_project.write(drop("fees"))
-    outcomes = check(task_project, model)
+    project = make_project(tmp_path / "repo", files())  # both suites, in one PR
+    project.write(drop("fees"))
+    outcomes = check(project, model)
+    assert suite(outcomes, "unit-evals").comparison.regressions == [FEES_TEST]
     task = suite(outcomes, "support-inspect")
     c = task.comparison
     assert c.verdict == "fail" and c.regressions == ["faq-fees"] and exit_code(outcomes) == 1
@@ -245,7 +248,7 @@ def test_a_loosened_scorer_is_judged_by_the_bases_and_named(
 
 @needs_inspect
 def test_epochs_are_runs_and_a_no_op_passes(tmp_path: Path, model: ModelServer) -> None:
-    project = make_project(tmp_path / "repo", files(repeats=3))
+    project = make_project(tmp_path / "repo", files(repeats=3, unit=False))
     project.write({"prompts/support.md": "# reworded\n" + drop("x")["prompts/support.md"]})
     outcomes = check(project, model)
     task = suite(outcomes, "support-inspect")

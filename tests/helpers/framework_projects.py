@@ -121,8 +121,11 @@ def samples(words: list[str], with_ids: bool = True) -> str:
     return "".join(json.dumps(r) + "\n" for r in rows)
 
 
-def config(model_url: str | None = None, **keys: Any) -> str:
-    suites: list[dict[str, Any]] = [{"name": "unit-evals", "pytest": {"args": ["tests/evals"]}}]
+def config(model_url: str | None = None, *, unit: bool = True, **keys: Any) -> str:
+    """gate.yml: the pytest suite (`unit`), and the inspect suite when there is a model."""
+    suites: list[dict[str, Any]] = []
+    if unit:
+        suites.append({"name": "unit-evals", "pytest": {"args": ["tests/evals"]}})
     if model_url is not None:
         inspect = {
             "task": "evals/support.py@support",
@@ -133,10 +136,11 @@ def config(model_url: str | None = None, **keys: Any) -> str:
     return yaml.safe_dump({"watch": ["prompts/**"], **keys, "suites": suites}, sort_keys=False)
 
 
-def files(*, inspect: bool = True, **keys: Any) -> dict[str, str]:
-    """The project on main (`inspect`: with the inspect suite)."""
+def files(*, inspect: bool = True, unit: bool = True, **keys: Any) -> dict[str, str]:
+    """The project on main (`inspect`: with the inspect suite; `unit`: with the pytest one,
+    whose files are there either way)."""
     found = {
-        "gate.yml": config("model" if inspect else None, **keys),
+        "gate.yml": config("model" if inspect else None, unit=unit, **keys),
         "app/__init__.py": "",
         "app/bot.py": BOT,
         "prompts/support.md": prompt(WORDS),
