@@ -39,8 +39,6 @@ from gate.inputs.config import (
     SuiteConfig,
 )
 from gate.run.endpoint_keys import judge_key_problem, system_key_problem
-from gate.systems.python_system import signature_problem
-from gate.systems.worker import SystemWorker
 
 
 def _problem(root: Path, name: str) -> str | None:
@@ -120,6 +118,9 @@ def target_problem(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> Inpu
     it (`gate.systems.worker`: as root, an unprivileged uid), never in the gate's process."""
     if not isinstance(suite.system, PythonSystem):
         return None
+    from gate.systems.python_system import signature_problem
+    from gate.systems.worker import SystemWorker
+
     spec = {"kind": "python", "target": suite.system.target}
     line = loaded.suite_line(suite.name, "system", "target")
     try:
