@@ -13,6 +13,7 @@ heldout_left_out  # RubricComparison (base.md.j2)
 judged_one_side
 nonzero  # ResamplingResult (comparison.json)
 id_chars  # render limits (base.md.j2, macros.md.j2)
+intro  # PathView (macros.md.j2: where an agent's two paths part)
 by_change  # ErrorGroup (macros.md.j2, macros.txt.j2)
 
 # Read by gate/sandbox, which the scan leaves out: gate.yml's sandbox settings, a hidden
@@ -80,3 +81,10 @@ _.output_cap_kb
 _.in_process
 _.evidence
 _.degraded
+
+# The gate's pytest plugin (gate/frameworks/pytest_runner.py): hooks pytest calls by name, and
+# the attribute pytest keeps each run's captured output in.
+pytest_collectreport
+pytest_collection_modifyitems
+pytest_runtest_protocol
+_report_sections

@@ -25,6 +25,8 @@ from helpers.servers.world import (
     serve_world,
 )
 
+from gate.render.pr_comment import PR_MARKER
+
 IMAGE = os.environ.get("GATE_CONTAINER_IMAGE")
 pytestmark = pytest.mark.skipif(
     not IMAGE or shutil.which("podman") is None, reason="no GATE_CONTAINER_IMAGE to run"
@@ -77,7 +79,7 @@ def test_container_fails_the_regression_and_comments_once(world: World) -> None:
     assert done.returncode == 1, log
     comments = world.comments()
     assert len(comments) == 1, log
-    assert comments[0].body.startswith("<!-- eval-gate:support -->")
+    assert comments[0].body.startswith(f"{PR_MARKER}\n❌ **Eval Gate: fail** (support)")
     assert "faq\\-001" in comments[0].body
     outputs = parse_outputs((files / "output").read_text())
     assert outputs["verdict"] == "fail" and json.loads(outputs["regressions"]) == ["faq-001"]

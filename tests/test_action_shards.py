@@ -279,6 +279,18 @@ def test_bad_mode_inputs_name_the_input(inputs: dict[str, str], message: str) ->
     assert message in str(info.value) and info.value.exit_code == 2
 
 
+def test_the_side_the_gate_stopped_is_not_blamed() -> None:
+    """The head fails for good after its start; the gate then stops the base (its keeper exits
+    143): the comparison names the head, and does not say the base could not run."""
+    statuses = [
+        SideStatus(side="base", returncode=143, error="stopped", stopped=True),
+        SideStatus(side="head", returncode=3, error="sandbox unavailable"),
+    ]
+    failed = failed_comparison(statuses, "support")
+    assert failed is not None and failed.verdict == "error"
+    assert words(failed).reasons == ["the head side could not run (exit 3): sandbox unavailable"]
+
+
 def test_a_side_that_failed_in_a_shard_is_named_with_its_shard() -> None:
     statuses = [
         SideStatus(side="base", returncode=0, shard="1/2"),

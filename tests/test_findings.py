@@ -249,6 +249,11 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "this PR changes the expectations of 2 cases (a, b): the base's definition judges them",
     ),
     (
+        f.CasesEdited(field="agent", ids=["refund-01"]),
+        "this PR changes the tools, turns or simulated user of 1 case (refund-01): the base's "
+        "definition judges it",
+    ),
+    (
         f.SeveritiesChanged(
             changes=[
                 i.SeverityChange(id="a", base="blocker", head="minor"),
@@ -293,6 +298,11 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         "both sides",
     ),
     (
+        f.SimulatedUserChanged(changes=[i.KeyChange(key="model", base="sim-1", head="sim-2")]),
+        "this PR changes the simulated user (model: sim-1 → sim-2): the base's plays the user "
+        "on both sides",
+    ),
+    (
         f.SandboxLimitsChanged(changes=[i.KeyChange(key="timeout_s", base=5.0, head=60.0)]),
         "this PR changes the sandbox's limits (timeout_s: 5 → 60): the base's limits apply to "
         "both sides",
@@ -306,6 +316,14 @@ SENTENCES: list[tuple[f.Finding, str]] = [
         f.CheckCodeChanged(files=["checks/grade.py"]),
         "this PR changes the code of `expect.python` checks (`checks/grade.py`): the base's "
         "code judges",
+    ),
+    (
+        f.InstrumentFilesChanged(
+            files=["evals/scorers.py"],
+            settings=[i.KeyChange(key="inspect.pass", base="C", head="P")],
+        ),
+        "this PR changes what measures the suite (files `evals/scorers.py`; inspect.pass: C → "
+        "P): both sides ran the base's version; the head's takes effect after merge",
     ),
     (
         f.SystemChanged(

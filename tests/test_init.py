@@ -412,3 +412,35 @@ def test_a_promptfoo_config_becomes_the_suite(tmp_path: Path, server: ModelServe
     checked = gate(repo, "check", "--base", "main", server=server)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "[gate] suite evals/prompts/ask.txt/openai:gpt-4o-mini: running head" in checked.stderr
+
+
+def test_a_model_config_with_tools_gets_an_agent_example(tmp_path: Path) -> None:
+    from helpers.agents import tool
+    from helpers.servers.model_server import agent_model
+
+    model = {"model": "gpt-4o-mini", "tools": [tool("lookup_order"), tool("issue_refund")]}
+    repo = make_repo(tmp_path / "repo", {
+        "prompts/support.md.j2": "You help customers.\n{{ question }}\n",
+        "config/model.yaml": yaml.safe_dump(model),
+    })  # fmt: skip
+    done = gate(repo, "init")
+    assert done.returncode == 0, done.stderr
+    assert "config/model.yaml offers tools (lookup_order, issue_refund)" in done.stdout
+    rows = [json.loads(line) for line in (repo / "evals/cases.jsonl").read_text().splitlines()]
+    agent = rows[-1]
+    assert agent["id"] == "example-agent" and set(agent["tools"]) == {
+        "lookup_order",
+        "issue_refund",
+    }
+    assert agent["expect"]["trajectory"]["calls"] == [{"name": "lookup_order"}]
+    assert gate(repo, "validate").returncode == 0
+    with ModelServer(responder=agent_model, spec_check=True) as agents:
+        checked = gate(repo, "check", "--base", "main", server=agents)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert agents.violations == []
+    head = [
+        json.loads(x)
+        for x in (repo / ".eval-gate/reports/support/head.jsonl").read_text().splitlines()
+    ]
+    (ran,) = [x for x in head[1:] if x["id"] == "example-agent"]
+    assert [m["turn"] for m in ran["messages"] if m["role"] == "user"] == [1, 2]

@@ -219,14 +219,17 @@ def test_a_report_of_this_version_reads_back_as_written(tmp_path: Path) -> None:
 
 
 def test_a_kind_this_gate_does_not_know_reads_by_name_and_detail(tmp_path: Path) -> None:
-    """A newer check's result (here `trajectory`) reads and shows by its name and detail; one
+    """A newer check's result (here `sql_equivalent`) reads and shows by its name and detail; one
     that names no kind is refused at its line."""
     report = read_report(V2 / "head.jsonl")
-    newer = {"kind": "trajectory", "name": "trajectory:search", "passed": False, "detail": "off"}
+    newer = {"kind": "sql_equivalent", "name": "sql:orders", "passed": False, "detail": "off"}
     line = report.results[0].model_dump(mode="json") | {"checks": [newer], "status": "fail"}
     write_report(tmp_path / "r.jsonl", report.meta, [json.dumps(line) + "\n"])
     (check,) = read_report(tmp_path / "r.jsonl").results[0].checks
-    assert isinstance(check, OtherResult) and (check.kind, check.detail) == ("trajectory", "off")
+    assert isinstance(check, OtherResult) and (check.kind, check.detail) == (
+        "sql_equivalent",
+        "off",
+    )
     line["checks"] = [{"name": "include:x", "passed": True}]
     write_report(tmp_path / "r.jsonl", report.meta, [json.dumps(line) + "\n"])
     with pytest.raises(InputError) as refused:

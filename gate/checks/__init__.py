@@ -25,8 +25,15 @@ from gate.checks.text import (
     StartsWith,
 )
 from gate.checks.tools import NoToolCalls, ToolCallsCheck
+from gate.checks.trajectory import (
+    AnsweredWithinSteps,
+    ForbiddenTools,
+    MaxToolCalls,
+    TrajectoryCheck,
+)
 from gate.inputs.expect import Expect
-from gate.report.models import CheckResult, JudgeCall, add_calls
+from gate.report.checks import CheckResult, TurnCheckResult, TurnEnding, TurnReachedResult
+from gate.report.models import JudgeCall, add_calls
 
 # Code, the team's Python checks, the judge and promptfoo's assertions load with the first
 # case that has one: a suite of text checks starts without them.
@@ -52,14 +59,23 @@ class CheckPlan:
     python: list[PythonCheck] = field(default_factory=list)
     judge: RubricCheck | None = None
     assertions: AssertionSet | None = None
+    turns: list[tuple[int, Expect, CheckPlan]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
         """No check at all: the case passes whatever the system answers."""
         promptfoo = self.assertions is not None and bool(self.assertions.assertions)
-        return not (self.deterministic or self.python or self.judge or promptfoo)
+        return not (self.deterministic or self.python or self.judge or promptfoo or self.turns)
 
     def evaluate(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
+        found = self._own(output, case, ctx)
+        for number, expect, plan in self.turns:
+            turn = turn_evaluation(number, expect, plan, output, case, ctx)
+            judge = add_calls(found.judge, turn.judge) if turn.judge else found.judge
+            found = Evaluation(found.results + turn.results, judge)
+        return found
+
+    def _own(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
         if self.assertions is not None:
             from gate.promptfoo.checks import run_assertions
 
@@ -85,10 +101,59 @@ class CheckPlan:
         return self.evaluate(output, case, ctx).results
 
 
+ENDINGS: dict[str, TurnEnding] = {"max_steps": "max_steps", "forbidden_tool": "forbidden_tool"}
+ENDED_WORDS: dict[TurnEnding, str] = {
+    "max_steps": "at max_steps",
+    "forbidden_tool": "at a forbidden tool's call",
+    "early": "early",
+}
+
+
+def turn_evaluation(
+    number: int,
+    expect: Expect,
+    plan: CheckPlan,
+    output: SystemOutput,
+    case: Case,
+    ctx: CheckContext,
+) -> Evaluation:
+    """A scripted turn's own `expect`, judged on that turn's answer (each result a `turn`
+    result holding the check's own); a turn the conversation never reached fails. An answer
+    that holds no conversation (a case's `reference`, checked by `gate validate`) has no turns
+    to judge."""
+    if not output.messages:
+        return Evaluation([])
+    if number > output.turns:
+        ended = ENDINGS.get(output.finish_reason or "", "early")
+        reached = TurnReachedResult(
+            kind="turn_reached",
+            name=f"turn{number}:reached",
+            passed=False,
+            detail=f"the conversation ended {ENDED_WORDS[ended]}, after turn {output.turns}",
+            turn=number,
+            held=output.turns,
+            ended=ended,
+        )
+        return Evaluation([reached])
+    scoped = case.model_copy(update={"expect": expect})
+    found = plan.evaluate(output.turn(number), scoped, ctx)
+    results: list[CheckResult] = [TurnCheckResult.of(number, r) for r in found.results]
+    return Evaluation(results, found.judge)
+
+
 def plan_case(case: Case) -> CheckPlan:
-    """The checks of a case: its `expect`, and its promptfoo assertions."""
+    """The checks of a case: its `expect`, its promptfoo assertions, and for a conversation
+    each scripted turn's `expect` and that no turn ran out of `max_steps`."""
     plan = plan_checks(case.expect)
     plan.assertions = case.assertions
+    agent = case.agent
+    if agent is not None:
+        plan.deterministic.append(AnsweredWithinSteps(agent.max_steps))
+        plan.turns = [
+            (number, turn.expect, plan_checks(turn.expect))
+            for number, turn in enumerate(agent.turns, start=2)
+            if turn.expect != Expect()
+        ]
     return plan
 
 
@@ -120,6 +185,12 @@ def plan_checks(expect: Expect) -> CheckPlan:
         add([ToolCallsCheck(tuple(expect.tool_calls), exact=exact)])
     if expect.no_tool_calls:
         add([NoToolCalls()])
+    if expect.trajectory is not None:
+        add([TrajectoryCheck(expect.trajectory)])
+    if expect.forbidden_tools:
+        add([ForbiddenTools(tuple(expect.forbidden_tools))])
+    if expect.max_tool_calls is not None:
+        add([MaxToolCalls(expect.max_tool_calls)])
     if expect.has_code_checks:
         from gate.checks.code import CodeChecks
 

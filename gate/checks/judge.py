@@ -24,22 +24,14 @@ from gate.checks.base import JudgeReply, JudgeVerdict
 from gate.errors import CheckInfraError, SystemCallError
 from gate.inputs.config import JudgeConfig
 from gate.providers.client import ProviderClient
-from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
 from gate.providers.pricing import cost_usd
 from gate.providers.transport import Endpoint
-from gate.providers.wire_formats import (
-    AnthropicMessagesFormat,
-    ChatFormat,
-    Message,
-    OpenAIChatFormat,
-    Reply,
-    ServiceChatFormat,
-)
+from gate.providers.wire_formats import ChatFormat, Message, Reply
 from gate.report.checks import CheckResult, RubricResult
 from gate.report.models import JudgeCall
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv
-from gate.systems.chat import client_for
+from gate.systems.chat import client_for, model_endpoint
 
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
@@ -86,6 +78,25 @@ def judge_messages(case: Case, output: str) -> list[Message]:
         Message(role="system", content=system),
         Message(role="user", content="\n\n".join(parts)),
     ]
+
+
+def graded_text(output: SystemOutput) -> str:
+    """What the judge grades: the answer; for a conversation, the whole transcript (every
+    turn, each tool call with its result) and then the last answer."""
+    if not output.messages:
+        return output.text
+    lines = []
+    for m in output.messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            lines.append(f"TOOL RESULT ({m.name}): {m.content}")
+            continue
+        said = f"{m.role.upper()} (turn {m.turn}): {m.content}"
+        calls = "".join(f"\n  calls {c.shown()}" for c in m.tool_calls)
+        lines.append(said + calls)
+    transcript = "\n".join(lines)
+    return f"The whole conversation:\n{transcript}\n\nThe last answer, to grade:\n{output.text}"
 
 
 def _short(text: str, limit: int) -> str:
@@ -146,7 +157,7 @@ class ModelJudge:
         self.vendor = vendor  # how a promptfoo grading prompt is read as messages
 
     def score(self, case: Case, output: SystemOutput) -> JudgeVerdict:
-        messages = judge_messages(case, output.text)
+        messages = judge_messages(case, graded_text(output))
         try:
             reply = self.client.chat(
                 self.format, self.model, messages, self.params, repeat=0, deadline=None
@@ -180,14 +191,7 @@ class ModelJudge:
 
 
 def judge_endpoint(config: JudgeConfig, env: SystemEnv) -> tuple[Endpoint, ChatFormat]:
-    if config.kind == "openai":
-        endpoint = openai_endpoint(config.base_url, config.api_key_env, env.environ, "judge")
-        return endpoint, OpenAIChatFormat()
-    if config.kind == "anthropic":
-        endpoint = anthropic_endpoint(config.base_url, config.api_key_env, env.environ, "judge")
-        return endpoint, AnthropicMessagesFormat()
-    assert config.url is not None  # JudgeConfig's validator requires it for `http`
-    return service_endpoint(config.url, config.headers, env.environ, "judge"), ServiceChatFormat()
+    return model_endpoint(config, env, "judge")
 
 
 @contextmanager

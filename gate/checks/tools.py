@@ -10,11 +10,12 @@ matching over all pairs; with `exact`, the answer makes exactly the expected cal
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gate.checks.base import CheckContext
+from gate.inputs.arguments import short as _short
+from gate.inputs.arguments import subset_mismatch
 from gate.inputs.expect import ExpectedToolCall
 from gate.report.checks import CheckResult, PlainResult, ToolCallResult
 from gate.report.output import ToolCall
@@ -22,40 +23,6 @@ from gate.report.output import ToolCall
 if TYPE_CHECKING:
     from gate.inputs.cases import Case
     from gate.report.output import SystemOutput
-
-SHOWN = 120
-
-
-def _short(value: Any, *, raw: bool = False) -> str:
-    text = value if raw else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
-
-
-def subset_mismatch(expected: Any, actual: Any, where: str = "") -> str | None:
-    """Why `actual` does not contain `expected`; None when it does."""
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return f"{where or 'arguments'} is {_short(actual)}, not an object"
-        for key, value in expected.items():
-            path = f"{where}.{key}" if where else key
-            if key not in actual:
-                return f"{path} is missing"
-            problem = subset_mismatch(value, actual[key], path)
-            if problem:
-                return problem
-        return None
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return f"{where} is {_short(actual)}, expected {_short(expected)}"
-        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
-            problem = subset_mismatch(want, got, f"{where}[{index}]")
-            if problem:
-                return problem
-        return None
-    same_kind = isinstance(expected, bool) == isinstance(actual, bool)
-    if same_kind and expected == actual:
-        return None
-    return f"{where} is {_short(actual)}, expected {_short(expected)}"
 
 
 def call_mismatch(expected: ExpectedToolCall, call: ToolCall) -> str | None:
@@ -69,7 +36,7 @@ def call_mismatch(expected: ExpectedToolCall, call: ToolCall) -> str | None:
     return None if problem is None else f"{problem} (arguments {_short(call.arguments)})"
 
 
-def _assign(matches: list[list[int]], count: int) -> list[int | None]:
+def assign(matches: list[list[int]], count: int) -> list[int | None]:
     """A maximum matching of expected calls (rows) to the answer's calls (Kuhn's algorithm):
     `assigned[i]` is the answer's call given to expected call `i`, or None."""
     owner: list[int | None] = [None] * count
@@ -111,7 +78,7 @@ class ToolCallsCheck:
             [j for j, call in enumerate(calls) if call_mismatch(want, call) is None]
             for want in self.expected
         ]
-        assigned = _assign(matches, len(calls))
+        assigned = assign(matches, len(calls))
         results: list[CheckResult] = []
         for want, column in zip(self.expected, assigned, strict=True):
             detail = "" if column is not None else self._why_not(want, calls)

@@ -9,10 +9,11 @@ from typing import Any
 from gate.errors import InputError
 from gate.init.detect import scan
 from gate.init.files import files_for, write_files
+from gate.init.frameworks import existing_evals_plan
 from gate.init.gitignore import ignore_gate_folder
 from gate.init.overrides import apply_overrides
 from gate.init.plan import make_plan
-from gate.init.promptfoo import promptfoo_configs, promptfoo_plan
+from gate.init.promptfoo import promptfoo_configs
 
 
 def add_parser(sub: Any) -> None:
@@ -44,7 +45,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     configs = promptfoo_configs(found.promptfoo)
     named = args.prompt or args.model_config or args.target
-    plan = promptfoo_plan(root, configs) if configs and not named else make_plan(found)
+    plan = (None if named else existing_evals_plan(root, found, configs)) or make_plan(found)
     files = files_for(plan)
     written = write_files(root, files, force=args.force)
     print(f"gate init in {root}")
@@ -64,7 +65,7 @@ def handle(args: argparse.Namespace) -> int:
     config_path = Path(args.dir) / "gate.yml"
     examples = (
         ""
-        if all(s.promptfoo for s in plan.suites)
+        if all(s.promptfoo or s.framework for s in plan.suites)
         else ("The cases are examples (metadata.example): replace them with real ones. ")
     )
     print(

@@ -34,7 +34,8 @@ def _budget(suite: SuitePreview) -> str:
 
 
 def _suite_lines(suite: SuitePreview) -> list[str]:
-    cases = (f"{suite.cases}" + (f"+{suite.added}" if suite.added else "")) if suite.runs else ""
+    count = "at run" if suite.cases is None else str(suite.cases)
+    cases = (count + (f"+{suite.added}" if suite.added else "")) if suite.runs else ""
     sides = "; ".join(f"{s.side} {s.checkout}: {s.system}" for s in suite.sides)
     runs = "yes" if suite.runs else "no"
     lines = [f"{suite.name[:24]:24} {runs:5} {cases:>7} {_budget(suite):26} {sides}".rstrip()]

@@ -1,7 +1,8 @@
 """The cases the comparison keeps, as a reader needs them: each side's outcome and, unless the
 case is held out, an excerpt of its output and the checks that decided it. Pure.
 
-A case that passed on both sides, with nothing flaky about it, is counted and not kept.
+A case that passed on both sides, with nothing flaky about it and an agent's path unchanged,
+is counted and not kept.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from typing import TypeVar
 
 from gate.compare.estimates import plain_fraction
 from gate.compare.models import EXCERPT_CHARS, CaseChange, SideCase
+from gate.compare.paths import path_changed, path_details
 from gate.compare.totals import Estimates
 from gate.inputs.policy import Policy
-from gate.report.checks import CheckBase, RubricResult
+from gate.report.checks import CheckBase, RubricResult, TurnCheckResult
 from gate.report.models import CaseResult
 from gate.report.output import readable_output
 
@@ -28,6 +30,8 @@ def _excerpt(text: str | None, limit: int) -> str | None:
 
 
 def _short_check(check: C) -> C:
+    if isinstance(check, TurnCheckResult):  # a turn's check keeps its own detail too
+        check = check.model_copy(update={"check": _short_check(check.check)})
     if len(check.detail) <= DETAIL_CHARS:
         return check
     return check.model_copy(update={"detail": check.detail[:DETAIL_CHARS]})
@@ -58,7 +62,7 @@ def _side(result: CaseResult, fraction: float, *, heldout: bool) -> SideCase:
         "rubric": _rubric(result),
         "error": _excerpt(result.error, DETAIL_CHARS),
     }
-    return outcome.model_copy(update=details)
+    return outcome.model_copy(update={**details, **path_details(result)})
 
 
 def case_change(
@@ -100,13 +104,14 @@ def changed_cases(
     policy: Policy,
     fractions: Estimates | None,
 ) -> list[CaseChange]:
-    """The paired cases that did not pass on both sides (or were flaky), the cases the PR adds,
-    and the cases of one side only; `fractions`: the pass fractions under repeats."""
+    """The paired cases that did not pass on both sides (or were flaky, or took another
+    path), the cases the PR adds, and the cases of one side only; `fractions`: the pass
+    fractions under repeats."""
     changed = [
         case_change(b, h, policy, fractions[h.id] if fractions else None)
         for b, h in pairs
-        if not (b.passed and h.passed) or b.flaky or h.flaky  # unchanged passes: counted only
-    ]
+        if not (b.passed and h.passed) or b.flaky or h.flaky or path_changed(b, h)
+    ]  # unchanged passes: counted only
     changed += [case_change(b, h, policy, added_by_pr=True) for b, h in by_pr]
     changed += [case_change(None, r, policy) for r in added]
     changed += [case_change(r, None, policy) for r in removed]

@@ -46,10 +46,12 @@ from gate.compare.instrument_findings import (
     CheckCodeChanged,
     HeadInstrumentUnknown,
     HeldoutChanged,
+    InstrumentFilesChanged,
     JudgeChanged,
     PricesChanged,
     SandboxLimitsChanged,
     SeveritiesChanged,
+    SimulatedUserChanged,
     SuiteRemoved,
     SystemChanged,
     TemplatesChanged,
@@ -335,9 +337,11 @@ Finding = Annotated[
     | WatchNarrowed
     | PricesChanged
     | JudgeChanged
+    | SimulatedUserChanged
     | SandboxLimitsChanged
     | TemplatesChanged
     | CheckCodeChanged
+    | InstrumentFilesChanged
     | SystemChanged
     | AnswersReplayed
     | HeadInstrumentUnknown

@@ -1,6 +1,7 @@
 """What a PR changes in the instrument that measures it, as findings.
 
-The instrument (the suites, their cases by id, the checks and their code, the judge, `prices`,
+The instrument (the suites, their cases by id, the checks and their code, the judge, the
+simulated user, `prices`,
 the sandbox's limits, the comment templates, `watch`) is the base's in the PR flow: a PR is
 measured with what it cannot edit. These findings name each change the head makes to it, so
 the comment shows what takes effect after merge. They are notes (they decide nothing), except
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from gate.compare.finding_base import FailFinding, NoteFinding
 
-CaseField = Literal["expect", "input", "task"]
+CaseField = Literal["expect", "input", "task", "agent"]  # agent: tools, turns, user, max_steps
 
 
 class KeyChange(BaseModel):
@@ -125,6 +126,13 @@ class JudgeChanged(NoteFinding):
     changes: list[KeyChange]
 
 
+class SimulatedUserChanged(NoteFinding):
+    """The model that plays a case's `user` differs (None on a side: it has none)."""
+
+    kind: Literal["simulated_user_changed"] = "simulated_user_changed"
+    changes: list[KeyChange]
+
+
 class SandboxLimitsChanged(NoteFinding):
     """The sandbox's limits differ (its `pythonpath` and `prelude` are each side's own)."""
 
@@ -146,6 +154,17 @@ class CheckCodeChanged(NoteFinding):
 
     kind: Literal["check_code_changed"] = "check_code_changed"
     files: list[str]
+
+
+class InstrumentFilesChanged(NoteFinding):
+    """An inspect or pytest suite's instrument differs on head: its files (the task, its
+    dataset and scorers; the tests and their conftest.py; pytest's options) or its measuring
+    settings (`inspect:`'s task, scorer and `pass`, `pytest:`'s args, `instrument:`). Both
+    sides ran the base's."""
+
+    kind: Literal["instrument_files_changed"] = "instrument_files_changed"
+    files: list[str] = Field(default_factory=list)
+    settings: list[KeyChange] = Field(default_factory=list)
 
 
 class SystemChanged(NoteFinding):
@@ -184,9 +203,11 @@ INSTRUMENT_KINDS = (
     WatchNarrowed,
     PricesChanged,
     JudgeChanged,
+    SimulatedUserChanged,
     SandboxLimitsChanged,
     TemplatesChanged,
     CheckCodeChanged,
+    InstrumentFilesChanged,
     SystemChanged,
     AnswersReplayed,
     HeadInstrumentUnknown,

@@ -34,6 +34,7 @@ class CaseLists:
     base_errors: list[str] = field(default_factory=list)
     needs_review: list[str] = field(default_factory=list)
     flaky: list[str] = field(default_factory=list)
+    path_changed: list[str] = field(default_factory=list)
 
     def errors_on(self, side: SideName) -> list[str]:
         return self.errors if side == "head" else self.base_errors
@@ -94,6 +95,8 @@ def _add(lists: CaseLists, change: CaseChange, repeated: bool) -> None:
         lists.needs_review.append(change.id)
     if change.flaky:
         lists.flaky.append(change.id)
+    if change.path_changed:
+        lists.path_changed.append(change.id)
     if change.blocking and head in NOT_PASSING_BLOCKER:
         lists.blocker_failures.append(change.id)
         if base not in NOT_PASSING_BLOCKER:

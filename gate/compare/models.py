@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from gate.compare.droptest import DropTest
 from gate.compare.findings import Finding, Skipped
 from gate.compare.metrics import MetricRate
+from gate.compare.paths import TurnSide, parting_step
 from gate.compare.power import Power
 from gate.compare.rubric import RubricComparison
 from gate.compare.stats import Significance
@@ -20,6 +21,7 @@ from gate.compare.system import SystemDiff
 from gate.inputs.policy import Policy, Severity
 from gate.report.checks import CheckResult, RubricResult
 from gate.report.models import RunMeta, Status
+from gate.report.output import Step
 
 Verdict = Literal["pass", "fail", "inconclusive", "error", "skipped"]
 # inconclusive exits 0 here, 1 where the policy's `inconclusive: block` makes it block
@@ -56,6 +58,13 @@ class SideCase(BaseModel):
     review_checks: list[CheckResult] = Field(default_factory=list, description="needs review")
     rubric: list[RubricResult] = Field(default_factory=list, description="the judge's results")
     error: str | None = None
+    path: list[Step] = Field(
+        default_factory=list, description="an agent's tool calls and results (long values cut)"
+    )
+    path_steps: int = Field(0, description="how many steps the whole path had")
+    turns: list[TurnSide] = Field(
+        default_factory=list, description="a conversation's user turns, each with its answer"
+    )
 
 
 class CaseChange(BaseModel):
@@ -90,6 +99,18 @@ class CaseChange(BaseModel):
     @property
     def flaky(self) -> bool:
         return any(side.flaky for side in (self.base, self.head) if side)
+
+    @property
+    def path_changed(self) -> bool:
+        """An agent case whose tool calls or number of turns differ between the sides."""
+        base, head = self.base, self.head
+        if base is None or head is None:
+            return False
+        return (
+            parting_step(base.path, head.path) is not None
+            or base.path_steps != head.path_steps
+            or len(base.turns) != len(head.turns)
+        )
 
     @property
     def repeated(self) -> bool:
@@ -175,6 +196,9 @@ class Comparison(BaseModel):
     base_errors: list[str] = Field(default_factory=list, description="error on base")
     needs_review: list[str] = Field(default_factory=list, description="needs_review on head")
     flaky: list[str] = Field(default_factory=list, description="outcome varies across repeats")
+    path_changed: list[str] = Field(
+        default_factory=list, description="agent cases whose path (tool calls, turns) changed"
+    )
     p_value: float | None = Field(None, description="exact McNemar p-value")
     ci_low_points: float | None = None
     ci_high_points: float | None = None

@@ -10,6 +10,10 @@ Without a base gate.yml (the first PR) the head's instrument is all there is; a 
 gate.yml or case files cannot be read measures nothing (an error), and the head's never takes
 its place.
 
+An inspect or pytest suite's instrument is the base's framework block and the files its
+`instrument:` globs name in the base's checkout: each side's runner lays them over its own
+checkout (`gate.frameworks`), and a PR's edit to them is listed (`gate.flow.framework_changes`).
+
 `suite_instrument` decides all that for one suite, with what the PR changes in the instrument
 (`gate.flow.instrument_diff`) and what the head's own instrument is asked (`Rejudge`, see
 `gate.flow.rejudge`).
@@ -23,13 +27,19 @@ from pathlib import Path
 
 from gate.compare.findings import BaseUnreadable, Finding
 from gate.errors import InputError
+from gate.flow.framework_changes import framework_findings
 from gate.flow.instrument_diff import SuiteDefinition, changes_judging, instrument_changes
 from gate.flow.plan import FlowPlan, SuitePlan
 from gate.inputs.cases import Case, resolve_case_paths
 from gate.inputs.config import LoadedConfig
 from gate.run.cases import added_cases, checked_cases, read_suite_cases
 from gate.run.endpoint_keys import judge_key_problem, system_key_problem
-from gate.run.preflight import python_check_problems, pythonpath_problems, system_files_problems
+from gate.run.preflight import (
+    framework_files_problems,
+    python_check_problems,
+    pythonpath_problems,
+    system_files_problems,
+)
 from gate.run.spec import Measure, OwnSystem, first_repeats, measure_of, own_of
 
 
@@ -105,6 +115,8 @@ def _base_instrument(
 ) -> SuiteInstrument:
     head, head_root = plan.request.config, plan.request.revisions.repo.root
     base_suite = base.config.suite(name)
+    if base_suite.framework is not None:
+        return _framework_instrument(plan, name, base, base_root)
     try:
         base_cases = checked_cases(base, base_suite)
         problems = python_check_problems(base, base_root, base_cases)
@@ -128,7 +140,8 @@ def _base_instrument(
     rejudge = None
     if changes_judging(changes):
         asked = (base_cases, new, judged)
-        rejudge = _rejudge(head, name, asked, head_root, first_repeats(base.config))
+        same_user = base.config.simulated_user == head.config.simulated_user
+        rejudge = _rejudge(head, name, asked, head_root, first_repeats(base.config), same_user)
     return SuiteInstrument(
         measure=measure,
         head_own=own_of(head, head_suite),
@@ -137,6 +150,36 @@ def _base_instrument(
         changes=tuple(changes),
         rejudge=rejudge,
         base_problem=_base_problem(base, base_suite.name, base_root, plan.request.io.environ),
+    )
+
+
+def _framework_instrument(
+    plan: FlowPlan, name: str, base: LoadedConfig, base_root: Path
+) -> SuiteInstrument:
+    """An inspect or pytest suite: the base's framework block and instrument files measure
+    both sides, each side runs its own code (and model); what the PR changes in them and in
+    gate.yml is listed. The head's own instrument is not asked: a framework's answers cannot
+    be judged again without running it."""
+    head, head_root = plan.request.config, plan.request.revisions.repo.root
+    base_suite, head_suite = base.config.suite(name), head.config.suite(name)
+    missing = framework_files_problems(base, base_suite, base_root)
+    if missing:  # the base's task or tests are what measures: nothing can
+        return SuiteInstrument(None, None, problem=BaseUnreadable(problem=str(missing[0])))
+    definitions = (
+        SuiteDefinition(base, base_suite, [], base_root),
+        SuiteDefinition(head, head_suite, [], head_root),
+    )
+    changes = [
+        *instrument_changes(*definitions),
+        *framework_findings(base_root, head_root, base_suite, head_suite),
+    ]
+    return SuiteInstrument(
+        measure=measure_of(base, base_suite, [], base_root),
+        head_own=own_of(head, head_suite),
+        base_own=own_of(base, base_suite),
+        auto=base.config.repeats == "auto",
+        changes=tuple(changes),
+        base_problem=_base_problem(base, name, base_root, plan.request.io.environ),
     )
 
 
@@ -158,16 +201,24 @@ def _rejudge(
     asked_cases: tuple[list[Case], list[Case], list[Case]],
     head_root: Path,
     repeats: int,
+    same_user: bool = True,
 ) -> Rejudge:
     """The head's cases whose answers both sides gave (of the base's cases, the head's and
-    the added ones asked): the ones the base has with the same input, and the added ones that
-    were asked; measured by the head's instrument, its code judging in the head's checkout."""
+    the added ones asked): the ones the base has with the same input (and, for an agent, the
+    same tools, turns and simulated user: else its conversation would have gone otherwise),
+    and the added ones that were asked; measured by the head's instrument, its code judging
+    in the head's checkout."""
     base_cases, new, judged = asked_cases
     before = {c.id: c for c in base_cases}
     asked = {c.id for c in judged}
-    answered = [
-        c for c in new if (c.id in before and before[c.id].input == c.input) or c.id in asked
-    ]
+
+    def same_conversation(case: Case) -> bool:
+        old = before.get(case.id)
+        if old is None or (old.input, old.agent) != (case.input, case.agent):
+            return False
+        return same_user or not case.simulated
+
+    answered = [c for c in new if same_conversation(c) or c.id in asked]
     left = tuple(c.id for c in new if c not in answered)
     if not answered:
         return Rejudge(None, left, problem="none of the head's cases was answered by both sides")

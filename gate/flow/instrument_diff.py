@@ -1,9 +1,10 @@
 """What the head changes in one suite's instrument: the base's gate.yml and cases against the
 head's, as findings (`gate.compare.instrument_findings`).
 
-Cases are compared by id (removed, added, edited: expectations, input, task; severities;
-held-out), the gate.yml blocks that measure key by key (`cases:`, `watch`, `prices`, the
-judge, the sandbox's limits, the comment templates, the `system` block), and the code of the
+Cases are compared by id (removed, added, edited: expectations, input, task, an agent's
+tools, turns and simulated user; severities; held-out), the gate.yml blocks that measure key by
+key (`cases:`, `watch`, `prices`, the judge, the simulated user, the sandbox's limits, the
+comment templates, the `system` block), and the code of the
 `expect.python` checks file by file. The comment templates and the checks' code are read from
 each side's checkout; everything else is data already loaded.
 """
@@ -29,6 +30,7 @@ from gate.compare.findings import (
     PricesChanged,
     SandboxLimitsChanged,
     SeveritiesChanged,
+    SimulatedUserChanged,
     SystemChanged,
     TemplatesChanged,
     WatchNarrowed,
@@ -44,7 +46,7 @@ from gate.inputs.config import (
 )
 from gate.inputs.paths import relative_posix
 
-CASE_FIELDS: tuple[CaseField, ...] = ("expect", "input", "task")
+CASE_FIELDS: tuple[CaseField, ...] = ("expect", "input", "task", "agent")
 OWN_SANDBOX_KEYS = {"pythonpath", "prelude"}  # each side's own SDK, not a limit that measures
 # The kinds whose change can change an outcome: the head's instrument is asked about those.
 JUDGING = (
@@ -55,6 +57,7 @@ JUDGING = (
     CaseFilesChanged,
     PricesChanged,
     JudgeChanged,
+    SimulatedUserChanged,
     SandboxLimitsChanged,
     CheckCodeChanged,
 )
@@ -128,10 +131,11 @@ def _key_changes(base: dict[str, JsonValue], head: dict[str, JsonValue]) -> list
     ]
 
 
-def _judge(judge: JudgeConfig | None) -> dict[str, JsonValue]:
-    """The judge's keys; of its headers only the names (a value may be a secret)."""
+def _judge(judge: JudgeConfig | None, key: str = "judge") -> dict[str, JsonValue]:
+    """A model block's keys (the judge's, the simulated user's); of its headers only the names
+    (a value may be a secret)."""
     if judge is None:
-        return {"judge": None}
+        return {key: None}
     names: list[JsonValue] = [*sorted(judge.headers)]
     return {**_dumped(judge, {"headers"}), "headers": names}
 
@@ -176,6 +180,10 @@ def config_changes(base: SuiteDefinition, head: SuiteDefinition) -> list[Finding
     judge = _key_changes(_judge(base.loaded.config.judge), _judge(head.loaded.config.judge))
     if judge:
         found.append(JudgeChanged(changes=judge))
+    users = (base.loaded.config.simulated_user, head.loaded.config.simulated_user)
+    user = _key_changes(_judge(users[0], "simulated_user"), _judge(users[1], "simulated_user"))
+    if user:
+        found.append(SimulatedUserChanged(changes=user))
     limits = _key_changes(
         _sandbox(base.loaded.config.sandbox), _sandbox(head.loaded.config.sandbox)
     )

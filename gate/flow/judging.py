@@ -43,7 +43,9 @@ def failed_comparison(statuses: Sequence[SideStatus], suite: str) -> Comparison 
     failed = [s for s in statuses if s.fatal]
     if not failed:
         return None
-    first = [s for s in failed if s.returncode and s.returncode > 0] or failed
+    # the side that failed on its own (an exit of its own), not one the gate then stopped
+    own = [s for s in failed if not s.stopped]
+    first = [s for s in own if s.returncode and s.returncode > 0] or own or failed
     findings: list[Finding] = [
         SideFailed(side=s.side, shard=s.shard, exit_code=s.returncode, error=s.error) for s in first
     ]

@@ -33,7 +33,9 @@ class SuitePreview(BaseModel):
     runs: bool
     why: str  # the changes that make it run, or why it does not
     instrument: str  # where what measures comes from
-    cases: int = 0  # measured cases (the base's, and the ones the PR adds that are asked)
+    # measured cases (the base's, and the ones the PR adds that are asked); None: an inspect or
+    # pytest suite, whose runner lists its framework's
+    cases: int | None = 0
     added: int = 0
     sides: list[SidePreview] = []
     budget: BudgetPreview | None = None
@@ -86,7 +88,7 @@ def _suite(plan: FlowPlan, suite: SuitePlan, inst: SuiteInstrument | None) -> Su
         shown.problem = inst.problem if inst is not None else None
         return shown
     measure = inst.measure
-    shown.cases = len(measure.cases)
+    shown.cases = None if measure.framework is not None else len(measure.cases)
     shown.added = sum(c.added for c in measure.cases)
     if inst.base_own is not None:
         shown.sides.append(SidePreview(side="base", checkout=base, system=_system(inst, "base")))

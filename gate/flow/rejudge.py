@@ -5,7 +5,8 @@ sandbox's limits), both sides' answers of round 0, recorded as they ran (in a pr
 held-out answers never reach the reports folder), are judged again with the head's gate.yml,
 cases and check code: the same answers, so no system is called and only a changed rubric or
 judge asks the judge anew (the response cache answers the rest). Cases whose input the PR
-changes were never asked with the new input: they are left out and named. The two re-judged
+changes (or, for an agent, its tools, turns or simulated user) were never asked with the new
+input: they are left out and named. The two re-judged
 reports are compared by the head's policy, and the comment shows the verdict beside the
 base's (`HeadInstrument`).
 """

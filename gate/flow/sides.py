@@ -54,6 +54,7 @@ class SideStatus(BaseModel):
     error: str | None = None  # why it failed
     shard: str | None = None  # `I/N` in the sharded mode
     complete: bool = False  # it answered round 0 whole (also when every case errored)
+    stopped: bool = False  # the gate stopped it because the other side failed for good
 
     @property
     def who(self) -> str:
@@ -85,6 +86,7 @@ class SideProcess:
         self.http: dict[str, dict[str, int]] = {}
         self.failure: Failed | None = None
         self.complete = False
+        self.stopped = False  # by the gate, because another side failed for good
         self.returncode: int | None = None
         self.started_at = time.perf_counter()
         self._proc: subprocess.Popen[str] | None = None
@@ -227,6 +229,7 @@ class SideProcess:
             error=None if self.complete else self.error_line,
             shard=self.spec.shard,
             complete=self.complete,
+            stopped=self.stopped and not self.complete,
         )
 
     def report(self) -> Report:
@@ -294,6 +297,7 @@ def run_round(sides: Sequence[SideProcess], request: RunMore, *, first: bool = F
             thread.join(timeout=0.05)
             if thread.is_alive() and stop_by is not None:
                 if side.started or time.monotonic() > stop_by:
+                    side.stopped = True
                     side.stop()
             elif not thread.is_alive() and stop_by is None and not side.alive:
                 stop_by = time.monotonic() + STARTUP_GRACE_S

@@ -4,11 +4,12 @@ Change detection sees what the system reads: a chat system's prompt and everythi
 includes, imports or extends, its model config and system-prompt file; a `python` target's
 module and its import closure inside the repository (`gate.flow.imports`: read, never run); a
 `command` system's arguments that are files of the checkout (a Python script's imports too);
-a replay file. Each such path that is, or lies under, a symlink inside the repository is also
-watched at its target (a symlinked prompt or folder whose target changed). A suite runs when a
-change matches the head's triggers or the base's `watch` (`base_watch`), each read on its own:
-a PR that narrows `watch`, or adds a `!pattern`, cannot skip itself. A submodule's new commit
-is a change of everything below its folder.
+a replay file; an inspect or pytest suite's instrument and what its Python files import. Each
+such path that is, or lies under, a symlink inside the repository is also watched at its
+target (a symlinked prompt or folder whose target changed). A suite runs when a change matches
+the head's triggers or the base's `watch` (`base_watch`), each read on its own: a PR that
+narrows `watch`, or adds a `!pattern`, cannot skip itself. A submodule's new commit is a
+change of everything below its folder.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import yaml
 from gate.errors import InputError
 from gate.flow.git import FileChange
 from gate.flow.imports import import_closure, module_files
+from gate.frameworks.instrument import checkout_files, instrument_globs
 from gate.inputs.config import (
     AnthropicSystem,
     CommandSystem,
@@ -31,6 +33,7 @@ from gate.inputs.config import (
     ReplaySystem,
     SuiteConfig,
 )
+from gate.inputs.framework_suites import InspectSystem, PytestSystem
 from gate.inputs.globs import reaches_below, watched
 from gate.inputs.paths import relative_posix
 from gate.promptfoo.inputs.suites import referenced_files
@@ -104,6 +107,15 @@ def _command_files(command: list[str], roots: list[Path], root: Path) -> list[st
     return ([first] if "/" in command[0] else []) + _relative(files, root)
 
 
+def _framework_files(suite: SuiteConfig, roots: list[Path], root: Path) -> list[str]:
+    """An inspect or pytest suite: its instrument's globs and what the instrument's Python
+    files import from the checkout (the system's code: a prompt it reads needs `watch`)."""
+    globs = instrument_globs(suite)
+    code = [root / f for f in checkout_files(root) if f.endswith(".py") and watched(f, globs)]
+    folders = list(dict.fromkeys(p.parent for p in code))
+    return [*globs, *_relative(import_closure(code, [*roots, *folders], root), root)]
+
+
 def system_files(suite: SuiteConfig, root: Path, pythonpath: Sequence[str] = ()) -> list[str]:
     """The system's own files in the checkout and what they read, as repo-relative paths or
     globs; `pythonpath` (`sandbox.pythonpath`) is searched for imported modules too."""
@@ -120,6 +132,8 @@ def system_files(suite: SuiteConfig, root: Path, pythonpath: Sequence[str] = ())
         files = _command_files(system.command, roots, root)
     elif isinstance(system, PromptfooSystem):  # the config and its prompts', providers' files
         files = referenced_files(Path(system.config), root)[0]
+    elif isinstance(system, InspectSystem | PytestSystem):
+        files = _framework_files(suite, roots, root)
     return list(dict.fromkeys(f.removeprefix("./") for f in files))
 
 

@@ -62,6 +62,7 @@ class ModelConfig:
     kind: str  # the suite's system kind: openai or anthropic
     key_env: str  # the variable the provider's key is read from
     system: str | None = None  # its `system:` prompt file, relative to the repository root
+    tools: tuple[str, ...] = ()  # the names of the tools it offers the model (`tools:`)
 
 
 @dataclass
@@ -255,7 +256,24 @@ def model_of(text: str) -> ModelConfig | None:
     if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
         key_env = f"{provider.upper()}_API_KEY"
     system = data.get("system")
-    return ModelConfig(model, provider, key_env, system if isinstance(system, str) else None)
+    shown = system if isinstance(system, str) else None
+    return ModelConfig(model, provider, key_env, shown, tool_names(data))
+
+
+def tool_names(data: dict[str, Any]) -> tuple[str, ...]:
+    """The tools a model config offers: OpenAI's `tools` (and legacy `functions`) or
+    Anthropic's, by name."""
+    names: list[str] = []
+    for key in ("tools", "functions"):
+        value = data.get(key)
+        for tool in value if isinstance(value, list) else []:
+            if not isinstance(tool, dict):
+                continue
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, dict) else tool.get("name")
+            if isinstance(name, str) and name and name not in names:
+                names.append(name)
+    return tuple(names)
 
 
 def read_text(path: Path) -> str | None:

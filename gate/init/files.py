@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from gate.errors import InputError
-from gate.init.plan import Plan
+from gate.init.plan import Plan, Suite
 from gate.init.starter_cases import cases_text
 from gate.init.workflow import workflow_text
 
@@ -24,12 +24,7 @@ def config_text(plan: Plan) -> str:
         data["watch"] = plan.watch
     data["threshold"] = 3
     data["block_severities"] = ["blocker"]
-    data["suites"] = [
-        {"name": s.name, "promptfoo": s.promptfoo}
-        if s.promptfoo
-        else {"name": s.name, "cases": s.cases, "system": s.system}
-        for s in plan.suites
-    ]
+    data["suites"] = [_suite(s) for s in plan.suites]
     header = (
         "# Eval Gate configuration, written by `gate init`. Every key is explained in Eval\n"
         "# Gate's docs/config.md, the cases and their checks in docs/cases.md; `gate schema\n"
@@ -40,10 +35,18 @@ def config_text(plan: Plan) -> str:
     return header + yaml.safe_dump(data, sort_keys=False, width=100)
 
 
+def _suite(suite: Suite) -> dict[str, Any]:
+    if suite.promptfoo:
+        return {"name": suite.name, "promptfoo": suite.promptfoo}
+    if suite.framework:
+        return {"name": suite.name, **suite.framework}
+    return {"name": suite.name, "cases": suite.cases, "system": suite.system}
+
+
 def files_for(plan: Plan) -> dict[str, str]:
     """Relative path -> content of every file `gate init` writes."""
     single = len(plan.suites) == 1
-    starters = [suite for suite in plan.suites if not suite.promptfoo]
+    starters = [suite for suite in plan.suites if not (suite.promptfoo or suite.framework)]
     for suite in starters:
         suite.cases = f"{CASES_DIR}/{'cases' if single else suite.name}.jsonl"
     files = {CONFIG: config_text(plan), **plan.prompt_files}

@@ -24,6 +24,8 @@ class Suite:
     cases: str = ""
     shapes: dict[str, Shape] = field(default_factory=dict)
     promptfoo: str | None = None  # a promptfoo config: the suite's cases and system
+    tools: tuple[str, ...] = ()  # the tools its model config offers: an agent example case
+    framework: dict[str, Any] | None = None  # `inspect:` or `pytest:`: cases and system
 
 
 @dataclass
@@ -102,10 +104,15 @@ def prompt_plan(findings: Findings) -> Plan:
     for prompt in findings.prompts:
         config = nearest(prompt.path, findings.model_configs)
         name = suite_name(prompt.path, {s.name for s in suites})
-        kind = findings.models[config].kind
+        kind, tools = findings.models[config].kind, findings.models[config].tools
         system = {"kind": kind, "model_config": config, "prompt": prompt.path}
-        suites.append(Suite(name, system, prompt.variables, shapes=prompt.shapes))
+        suites.append(Suite(name, system, prompt.variables, shapes=prompt.shapes, tools=tools))
         why.append(f"suite {name}: {kind} system, prompt {prompt.path}, model config {config}")
+        if tools:
+            why.append(
+                f"  {config} offers tools ({', '.join(tools)}): the examples include an agent "
+                "case, whose tool results, second turn and path checks to fill in (docs/agents.md)"
+            )
         if prompt.source is not None:
             why.append(f"  ({prompt.path} is one of the prompts of {prompt.source}, split at ---)")
     used = {s.system["model_config"] for s in suites}

@@ -54,4 +54,29 @@ def cases_text(suite: Suite) -> str:
             "metadata": mark,
         },
     ]
+    if suite.tools:
+        cases.append(agent_case(suite))
     return "".join(json.dumps(case) + "\n" for case in cases)
+
+
+def agent_case(suite: Suite) -> dict[str, Any]:
+    """An agent case (docs/agents.md): a result for each tool the model config offers, a
+    second user turn, and checks of the path: its first tool is called, at most a few calls."""
+    first = suite.tools[0]
+    return {
+        "id": "example-agent",
+        "task": "example",
+        "severity": "minor",
+        "input": example_input(suite, 4),
+        "tools": {
+            name: {"returns": {"example": f"what {name} returns in this case"}}
+            for name in suite.tools
+        },
+        "max_steps": 6,
+        "turns": [{"user": "example follow-up from the user", "expect": {"min_chars": 1}}],
+        "expect": {
+            "trajectory": {"calls": [{"name": first}], "match": "superset"},
+            "max_tool_calls": 6,
+        },
+        "metadata": {"example": EXAMPLE_MARK},
+    }

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
+from gate.inputs.agent import DEFAULT_MAX_STEPS, AgentCase, SimulatedUser, ToolResults, UserTurn
 from gate.inputs.expect import EXPECT_KEYS, Expect, check_test_code, foreign_hint
 from gate.inputs.paths import display_path
 from gate.inputs.policy import Severity
@@ -47,6 +48,18 @@ class CaseRecord(BaseModel):
     prompt: str | None = Field(None, description="Format B: the prompt given to the system")
     test_code: str | None = Field(None, description="Format B: defines test_* functions")
     metadata: dict[str, Any] = Field(default_factory=dict)
+    tools: dict[str, ToolResults] | None = Field(
+        None, description="Each tool's result in this case: `returns`, or `when` + `otherwise`"
+    )
+    max_steps: int | None = Field(
+        None, ge=1, le=100, description=f"Model calls per turn (default {DEFAULT_MAX_STEPS})"
+    )
+    turns: list[UserTurn] | None = Field(
+        None, description="User turns after the first: `[{user, expect?}]`"
+    )
+    user: SimulatedUser | None = Field(
+        None, description="A model plays the user: `{persona, goal, max_turns}`"
+    )
 
     @field_validator("test_code")
     @classmethod
@@ -59,7 +72,19 @@ class CaseRecord(BaseModel):
             raise ValueError("use either `input` (format A) or `prompt` (format B), not both")
         if self.test_code is not None and self.expect.test_code is not None:
             raise ValueError("`test_code` is given both at the top level and in `expect`")
+        if self.turns is not None and self.user is not None:
+            raise ValueError("use either `turns` (scripted) or `user` (simulated), not both")
         return self
+
+    def agent(self) -> AgentCase | None:
+        """The conversation and tool loop keys, when the case has any."""
+        keys = ("tools", "max_steps", "turns", "user")
+        given = {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
+        if not given:
+            return None
+        expects = [self.expect, *(t.expect for t in self.turns or [])]
+        forbidden = tuple(dict.fromkeys(t for e in expects for t in e.forbidden_tools))
+        return AgentCase(**given, forbidden=forbidden)
 
 
 class Case(BaseModel):
@@ -81,6 +106,9 @@ class Case(BaseModel):
     input_is_vars: bool = Field(
         False, description="a promptfoo test: the system gets its vars as they are, no `id`"
     )
+    agent: AgentCase | None = Field(
+        None, description="the case's conversation and tool loop (`tools`, `turns`, `user`)"
+    )
     file: str = ""
     line: int = 0
     added: bool = False  # the PR flow: a case the PR adds, which the base's suite lacks
@@ -94,6 +122,11 @@ class Case(BaseModel):
         """Every python check's `module:function`: `expect.python`'s and the assertions'."""
         found = self.assertions.python_targets if self.assertions else []
         return [*self.expect.python, *found]
+
+    @property
+    def simulated(self) -> bool:
+        """A model plays the case's user (gate.yml's `simulated_user`)."""
+        return self.agent is not None and self.agent.user is not None
 
     @property
     def graded(self) -> list[Assertion]:
@@ -125,6 +158,7 @@ def _normalise(record: CaseRecord, *, task: str, file: str, line: int) -> Case:
         expect=expect,
         reference=record.reference,
         metadata=record.metadata,
+        agent=record.agent(),
         file=file,
         line=line,
     )

@@ -8,6 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from gate.errors import InputError
+from gate.inputs.framework_suites import (
+    InspectSuite,
+    InspectSystem,
+    PytestSuite,
+    PytestSystem,
+    framework_system,
+)
 from gate.inputs.policy import PolicyKeys
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 
@@ -108,7 +115,9 @@ SystemConfig = Annotated[
     | CommandSystem
     | PythonSystem
     | ReplaySystem
-    | PromptfooSystem,
+    | PromptfooSystem
+    | InspectSystem
+    | PytestSystem,
     Field(discriminator="kind"),
 ]
 
@@ -195,16 +204,52 @@ class SuiteConfig(ClosedModel):
         description="A promptfoo config (relative to gate.yml) instead of cases and system: its "
         "tests are the cases, each prompt and provider a suite (docs/promptfoo.md)",
     )
+    inspect: InspectSuite | None = Field(
+        None,
+        description="An inspect_ai task instead of cases and system: its samples are the cases "
+        "(docs/frameworks.md)",
+    )
+    pytest: PytestSuite | None = Field(
+        None,
+        description="pytest tests instead of cases and system: each test is a case "
+        "(docs/frameworks.md)",
+    )
+    instrument: list[str] | None = Field(
+        None,
+        description="inspect and pytest suites: globs of the files that measure (the task, "
+        "its dataset and scorers; the tests and their conftest.py), taken from the base on "
+        "both sides. Default: the task's folder; the test paths and the conftest.py above them",
+    )
     system: SystemConfig = Field(
         description="The system under test; in the PR flow each side runs its own"
     )
     watch: list[str] = Field(default_factory=list, description="Extra globs for this suite")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _framework_system(cls, data: Any) -> Any:
+        """`inspect:` or `pytest:` stand for the system too (the checkout's code)."""
+        return framework_system(data) if isinstance(data, dict) else data
+
     @model_validator(mode="after")
     def _one_source(self) -> SuiteConfig:
+        framework = self.inspect is not None or self.pytest is not None
+        if framework:
+            return self
         if (self.cases is None) == (self.promptfoo is None):
-            raise ValueError("a suite needs `cases` (and `system`), or `promptfoo`")
+            raise ValueError(
+                "a suite needs `cases` (and `system`), `promptfoo`, `inspect` or `pytest`"
+            )
+        if self.instrument is not None:
+            raise ValueError(
+                "`instrument` is for inspect and pytest suites (cases measure the others)"
+            )
         return self
+
+    @property
+    def framework(self) -> str | None:
+        """`inspect` or `pytest` for a suite of another framework, else None."""
+        return "inspect" if self.inspect is not None else "pytest" if self.pytest else None
 
     @field_validator("name")
     @classmethod
@@ -232,6 +277,11 @@ class GateConfig(PolicyKeys):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     judge: JudgeConfig | None = Field(
         None, description="The model that scores expect.rubric; in the PR flow the base's"
+    )
+    simulated_user: JudgeConfig | None = Field(
+        None,
+        description="The model that plays a case's `user` (persona, goal), shaped as `judge`; "
+        "in the PR flow the base's",
     )
     prices: dict[str, Price] = Field(
         default_factory=dict,
@@ -320,11 +370,12 @@ VOCABULARY = known_fields(GateConfig, *SystemConfig.__args__[0].__args__)  # typ
 
 
 def single_suite(data: Any) -> Any:
-    """`cases:` + `system:` (or `promptfoo:`) at the top level mean one suite, `default`."""
-    keys = ("cases", "system", "promptfoo")
+    """`cases:` + `system:` (or `promptfoo:`, `inspect:`, `pytest:`) at the top level mean one
+    suite, `default`."""
+    keys = ("cases", "system", "promptfoo", "inspect", "pytest")
     if isinstance(data, dict) and "suites" not in data and any(k in data for k in keys):
         data = dict(data)
-        suite = {k: data.pop(k) for k in (*keys, "name") if k in data}
+        suite = {k: data.pop(k) for k in (*keys, "instrument", "name") if k in data}
         data["suites"] = [suite]
     return data
 

@@ -60,6 +60,20 @@ class ExpectedToolCall(BaseModel):
     )
 
 
+TrajectoryMatch = Literal["strict", "unordered", "subset", "superset"]
+
+
+class ExpectedTrajectory(BaseModel):
+    """The tool calls an agent's path must hold, compared as `match` says: `strict` the same
+    calls in order, `unordered` the same calls in any order, `subset` every call made is among
+    these, `superset` every one of these is made. Arguments match as `tool_calls` matches them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    calls: list[ExpectedToolCall] = Field(description="`[{name, arguments?}]`")
+    match: TrajectoryMatch = "strict"
+
+
 class Expect(BaseModel):
     """Every key is optional; unknown keys are rejected with a suggestion."""
 
@@ -94,6 +108,15 @@ class Expect(BaseModel):
         "any", description="exact: the answer makes exactly these calls, in this order"
     )
     no_tool_calls: bool | None = Field(None, description="true: the answer calls no tool")
+    trajectory: ExpectedTrajectory | None = Field(
+        None, description="The tool calls of the agent's path: `{calls, match}`"
+    )
+    forbidden_tools: list[str] = Field(
+        default_factory=list, description="Tools the agent must never call"
+    )
+    max_tool_calls: int | None = Field(
+        None, ge=0, description="The most tool calls the agent's path may make"
+    )
     python: list[str] = Field(
         default_factory=list,
         description="Your own checks, `module:function` in the repository, run in the sandbox",
@@ -110,7 +133,7 @@ class Expect(BaseModel):
 
     @field_validator(
         "must_include", "must_not_include", "contains", "contains_any", "contains_all", "python",
-        mode="before",
+        "forbidden_tools", mode="before",
     )  # fmt: skip
     @classmethod
     def _strings(cls, value: Any) -> Any:

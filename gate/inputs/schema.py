@@ -28,26 +28,28 @@ def schema_for(kind: SchemaKind) -> dict[str, Any]:
 
 
 def _allow_promptfoo_suites(schema: dict[str, Any]) -> None:
-    """A suite is `cases` + `system`, or `promptfoo` alone (its config is the system too)."""
+    """A suite is `cases` + `system`, or `promptfoo`, `inspect` or `pytest` alone (each is the
+    system too)."""
     suite = schema["$defs"]["SuiteConfig"]
     suite["required"] = [r for r in suite.get("required", []) if r != "system"]
+    alone = {"anyOf": [{"required": ["cases"]}, {"required": ["system"]}]}
     suite["oneOf"] = [
         {"required": ["cases", "system"]},
-        {
-            "required": ["promptfoo"],
-            "not": {"anyOf": [{"required": ["cases"]}, {"required": ["system"]}]},
-        },
+        *({"required": [key], "not": alone} for key in ("promptfoo", "inspect", "pytest")),
     ]
 
 
 def _allow_single_suite_shorthand(schema: dict[str, Any]) -> None:
-    """`cases:` + `system:` (or `promptfoo:`) at the top level stand for one suite."""
+    """`cases:` + `system:` (or `promptfoo:`, `inspect:`, `pytest:`) at the top level stand for
+    one suite."""
     suite = schema["$defs"]["SuiteConfig"]["properties"]
-    for key in ("cases", "system", "promptfoo"):
+    for key in ("cases", "system", "promptfoo", "inspect", "pytest", "instrument"):
         schema["properties"][key] = suite[key]
     schema["required"] = [r for r in schema.get("required", []) if r != "suites"]
     schema["oneOf"] = [
         {"required": ["suites"]},
         {"required": ["cases", "system"]},
         {"required": ["promptfoo"]},
+        {"required": ["inspect"]},
+        {"required": ["pytest"]},
     ]

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from gate.providers.cache import ResponseCache, cache_key
 from gate.providers.transport import Endpoint, ProviderError, Transport
-from gate.providers.wire_formats import ChatFormat, Message, Reply
+from gate.providers.wire_formats import ChatFormat, Conversation, Reply
 from gate.retry import RetryPolicy
 
 
@@ -79,7 +79,7 @@ class ProviderClient:
         self,
         fmt: ChatFormat,
         model: str,
-        messages: list[Message],
+        messages: Conversation,
         params: dict[str, Any],
         *,
         repeat: int,

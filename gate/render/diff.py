@@ -23,8 +23,16 @@ from dataclasses import dataclass, field
 from gate.compare.models import CaseChange, SideCase
 from gate.compare.system import FileDiff
 from gate.render.markdown import ELLIPSIS, Md, sanitize, shorten
+from gate.render.paths import PATH_KINDS, PathView, path_reason, path_view, turn_rows, unreached
 from gate.render.style import Style
-from gate.report.checks import CheckResult, CodeTestResult, PhraseResult, RubricResult
+from gate.report.checks import (
+    CheckResult,
+    CodeTestResult,
+    PhraseResult,
+    RubricResult,
+    TurnCheckResult,
+    TurnReachedResult,
+)
 
 WRAP = 100
 CONTEXT = 1  # unchanged sentences shown around a change
@@ -149,6 +157,12 @@ class _Why:
         s, side = self.style, self.side
         if isinstance(check, PhraseResult) and check.kind in ("include", "exclude"):
             return self.phrase(check)
+        if isinstance(check, PATH_KINDS):
+            return path_reason(check, side, s)
+        if isinstance(check, TurnReachedResult):
+            return unreached(check, side, s)
+        if isinstance(check, TurnCheckResult):
+            return self.turn(check, first_test)
         if isinstance(check, CodeTestResult):
             what = "first failing assertion" if first_test else "also failing"
             return Md(
@@ -165,11 +179,23 @@ class _Why:
             return Md(f"the judge scored {dimension} {score}{floor} on {side}{said}")
         return Md(f"{s.code(check.name, 80)} failed on {side}{self.detail(check)}")
 
-    def phrase(self, check: PhraseResult) -> Md:
+    def turn(self, check: TurnCheckResult, first_test: bool) -> Md:
+        """A check of one turn's answer: its own sentence, in that turn (a phrase unquoted:
+        the outputs shown are the last turn's)."""
+        inner = check.check
+        if isinstance(inner, PhraseResult) and inner.kind in ("include", "exclude"):
+            said = self.phrase(inner, quoted=False)
+        else:
+            said = self.reason(inner, first_test)
+        return Md(f"in turn {check.turn}, {said}")
+
+    def phrase(self, check: PhraseResult, *, quoted: bool = True) -> Md:
         """A required phrase missing (quoted where the other side said it), or a forbidden one
         that appeared (quoted where it did)."""
         s, side, case, phrase = self.style, self.side, self.case, check.phrase
         own, theirs = (case.head, case.base) if side == "head" else (case.base, case.head)
+        if not quoted:
+            own = theirs = None
         if check.kind == "include":
             quote = _around(_output(theirs), phrase, s)
             said = f"; {self.other} said {quote}" if quote else ""
@@ -262,16 +288,27 @@ class Explained:
     why: list[Md]
     diff: Md
     scores: list[ScoreRow] = field(default_factory=list)
+    path: PathView | None = None  # an agent's path, when it changed
+    turns: list[dict[str, Md]] = field(default_factory=list)  # a conversation's turns
 
 
 def explain(
-    case: CaseChange, style: Style, *, checks: int, chars: int, lines: int, diff_chars: int
+    case: CaseChange,
+    style: Style,
+    *,
+    checks: int,
+    chars: int,
+    lines: int,
+    diff_chars: int,
+    steps: int = 12,
 ) -> Explained:
     return Explained(
         case=case,
         why=why(case, style, checks=checks, chars=chars),
         diff=output_diff(case, style, max_lines=lines, max_chars=diff_chars),
         scores=score_rows(case, style, chars),
+        path=path_view(case, style, steps=steps, chars=chars),
+        turns=turn_rows(case, style, chars),
     )
 
 

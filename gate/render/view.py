@@ -27,6 +27,7 @@ from gate.render.headline import (
 from gate.render.links import RenderContext, case_url, safe_url, sha_link
 from gate.render.markdown import Md, mermaid_label
 from gate.render.metadata import file_rows, meta_rows, policy_line
+from gate.render.paths import ChangedPath, path_view, turn_rows
 from gate.render.reasons import WordedComparison
 from gate.render.statistics import statistics_lines
 from gate.render.style import Style
@@ -52,6 +53,7 @@ class Limits(BaseModel):
     reason_chars: int
     diff_files: int = 8  # system files whose diff is shown
     diff_lines: int = 60  # lines of each
+    path_steps: int = 12  # steps of an agent's path shown side by side
     group_ids: int = 5  # ids named in a row of cases with the same error
 
     def scaled(self, factor: float) -> Limits:
@@ -65,6 +67,7 @@ class Limits(BaseModel):
             "reasons",
             "diff_files",
             "diff_lines",
+            "path_steps",
         )
         update = {name: int(getattr(self, name) * factor) for name in counts}
         update["checks"] = max(update["checks"], 1 if factor > 0 else 0)
@@ -106,6 +109,7 @@ SUMMARY_LIMITS = Limits(
     reason_chars=600,
     diff_files=50,
     diff_lines=400,
+    path_steps=60,
 )
 
 
@@ -169,6 +173,7 @@ def _explained(cases: list[CaseChange], limits: Limits, style: Style) -> list[Ex
             chars=limits.detail_chars,
             lines=2 * limits.excerpt_lines,
             diff_chars=2 * limits.excerpt_chars,
+            steps=max(limits.path_steps, 2),
         )
         for case in cases
     ]
@@ -182,6 +187,25 @@ def explained_cases(c: Comparison, limits: Limits, style: Style) -> tuple[list[E
             seen.setdefault(case.id, case)
     shown = list(seen.values())
     return _explained(shown[: limits.excerpts], limits, style), len(shown)
+
+
+def changed_paths(
+    c: Comparison, limits: Limits, style: Style, explained: list[Explained]
+) -> tuple[list[ChangedPath], int]:
+    """The agent cases whose path changed that no explanation above shows already."""
+    shown = {x.case.id for x in explained}
+    cases = [
+        case for case in c.case_list(c.path_changed) if not case.heldout and case.id not in shown
+    ]
+    steps = max(limits.path_steps, 2)
+    return [
+        ChangedPath(
+            case,
+            path_view(case, style, steps=steps, chars=limits.detail_chars),
+            turn_rows(case, style, limits.detail_chars),
+        )
+        for case in cases[: limits.excerpts]
+    ], len(cases)
 
 
 def deciding_cases(
@@ -345,6 +369,7 @@ def template_context(
 ) -> dict[str, object]:
     explained, explained_total = explained_cases(c, limits, style)
     fixes, fixes_total = explained_fixes(c, limits, style)
+    paths, paths_total = changed_paths(c, limits, style, [*explained, *fixes])
     return {
         **deciding_cases(explained, c),
         "blocking_ids": set(c.blocker_failures),
@@ -371,6 +396,8 @@ def template_context(
         "explained_total": explained_total,
         "explained_fixes": fixes,
         "explained_fixes_total": fixes_total,
+        "changed_paths": paths,
+        "changed_paths_total": paths_total,
         "task_rows": task_rows(c, limits, style),
         "tasks_unchanged": sum(1 for t in c.tasks if unchanged(t)),
         "rubric_rows": rubric_rows(c, style),

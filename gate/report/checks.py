@@ -6,6 +6,11 @@ outcome, shown as they are (and read by whoever knows no kinds: JUnit, a person 
 report). What a reader needs beyond that is a typed part of the result's model (the phrase,
 the judge's score and minimum, the expected value), so nothing parses `name` or `detail`.
 
+An agent's path checks are kinds too (the trajectory, a forbidden tool, the most tool calls,
+`max_steps`), and a check of one user turn of a conversation is a `turn` result holding the
+check's own result, of its own kind (`TurnCheckResult`), beside `turn_reached` for a turn the
+conversation never got to.
+
 To add a kind: a model here with `kind: Literal[...]` and its parts, in `CheckResult` and
 `KINDS` (a kind with no parts of its own is one more name in `PlainResult`'s `kind`), and,
 when the comment should say more than its name and detail, a sentence in
@@ -127,6 +132,90 @@ class ThresholdResult(CheckBase):
     fraction: float = Field(description="the weighted mean score")
 
 
+TrajectoryMatch = Literal["strict", "unordered", "subset", "superset"]
+
+
+class TrajectoryResult(CheckBase):
+    """`expect.trajectory`: the tool calls of an agent's path against the expected ones."""
+
+    kind: Literal["trajectory"]
+    match: TrajectoryMatch
+    expected: list[str] = Field(description="the expected calls' tools, in order")
+    made: list[str] = Field(description="the path's calls' tools, in order")
+    step: int | None = Field(
+        None, description="where the path parts from the expected one, from 1 (strict)"
+    )
+
+
+class ForbiddenToolResult(CheckBase):
+    """One tool of `expect.forbidden_tools`: the agent must never call it."""
+
+    kind: Literal["forbidden_tool"]
+    tool: str
+    step: int | None = Field(None, description="the first step that called it, from 1")
+    times: int = Field(0, description="how many calls of it the path made")
+
+
+class MaxToolCallsResult(CheckBase):
+    """`expect.max_tool_calls`: the most tool calls the path may make."""
+
+    kind: Literal["max_tool_calls"]
+    limit: int
+    made: int = Field(description="the path's tool calls")
+
+
+class MaxStepsResult(CheckBase):
+    """A conversation's turns each answered within `max_steps` model calls."""
+
+    kind: Literal["max_steps"]
+    limit: int
+    turn: int | None = Field(None, description="the turn that ran out of steps")
+
+
+TurnEnding = Literal["max_steps", "forbidden_tool", "early"]
+
+
+class TurnReachedResult(CheckBase):
+    """A scripted turn with its own `expect` that the conversation never reached."""
+
+    kind: Literal["turn_reached"]
+    turn: int = Field(description="the turn, from 1 (the case's input)")
+    held: int = Field(description="the turns the conversation held")
+    ended: TurnEnding = Field(description="how it ended: at max_steps, a forbidden tool, early")
+
+
+class TurnCheckResult(CheckBase):
+    """A check of one user turn's answer (`turns[].expect`): the turn and the check's result,
+    of its own kind. `name` is the check's, after `turnN:`."""
+
+    kind: Literal["turn"]
+    turn: int = Field(description="the turn, from 1 (the case's input)")
+    check: CheckResult
+
+    @classmethod
+    def of(cls, turn: int, check: CheckResult) -> TurnCheckResult:
+        return cls(
+            kind="turn",
+            name=f"turn{turn}:{check.name}",
+            passed=check.passed,
+            detail=check.detail,
+            turn=turn,
+            check=check,
+        )
+
+
+class ScoreResult(CheckBase):
+    """An inspect_ai scorer's score of a sample, against the suite's `pass:`."""
+
+    kind: Literal["score"]
+    scorer: str
+    value: str | int | float | bool = Field(description="the score's value, as the scorer gave it")
+    wanted: str | int | float | bool = Field(description="the suite's `pass:`")
+    fraction: float | None = Field(
+        None, description="the value as a share of full credit, when it is one"
+    )
+
+
 class PlainResult(CheckBase):
     """A kind whose name and detail say all there is."""
 
@@ -143,6 +232,7 @@ class PlainResult(CheckBase):
         "tool_calls_order",
         "no_tool_calls",
         "compile",
+        "pytest",
     ]
 
 
@@ -165,6 +255,13 @@ KINDS: tuple[type[CheckBase], ...] = (
     RubricResult,
     AssertionResult,
     ThresholdResult,
+    TrajectoryResult,
+    ForbiddenToolResult,
+    MaxToolCallsResult,
+    MaxStepsResult,
+    TurnReachedResult,
+    TurnCheckResult,
+    ScoreResult,
     PlainResult,
 )
 MODEL_OF: dict[str, str] = {
@@ -195,6 +292,13 @@ CheckResult = Annotated[
     | Annotated[RubricResult, Tag("RubricResult")]
     | Annotated[AssertionResult, Tag("AssertionResult")]
     | Annotated[ThresholdResult, Tag("ThresholdResult")]
+    | Annotated[TrajectoryResult, Tag("TrajectoryResult")]
+    | Annotated[ForbiddenToolResult, Tag("ForbiddenToolResult")]
+    | Annotated[MaxToolCallsResult, Tag("MaxToolCallsResult")]
+    | Annotated[MaxStepsResult, Tag("MaxStepsResult")]
+    | Annotated[TurnReachedResult, Tag("TurnReachedResult")]
+    | Annotated[TurnCheckResult, Tag("TurnCheckResult")]
+    | Annotated[ScoreResult, Tag("ScoreResult")]
     | Annotated[PlainResult, Tag("PlainResult")]
     | Annotated[OtherResult, Tag("OtherResult")],
     Discriminator(
@@ -203,3 +307,5 @@ CheckResult = Annotated[
         custom_error_message="a check result needs a string `kind`",
     ),
 ]
+
+TurnCheckResult.model_rebuild()

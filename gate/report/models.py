@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from gate import REPORT_SCHEMA_VERSION
 from gate.inputs.policy import Severity
 from gate.report.checks import CheckResult
 from gate.report.descriptions import SandboxInfo, SystemInfo
-from gate.report.output import ToolCall
+from gate.report.output import Step, ToolCall, TranscriptMessage
 from gate.report.plan import AutoRecord
 
 Status = Literal["pass", "fail", "error", "needs_review"]
@@ -105,6 +105,20 @@ class Attempt(BaseModel):
     cost_usd: float | None = None
     cached: bool = False
     judge: JudgeUsage | None = None
+    messages: list[TranscriptMessage] = Field(default_factory=list)
+    trajectory: list[Step] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        return _without_empty_path(handler(self))
+
+
+def _without_empty_path(data: dict[str, object]) -> dict[str, object]:
+    """A one-answer case's line keeps no empty `messages` and `trajectory`."""
+    for key in ("messages", "trajectory"):
+        if data.get(key) == []:
+            data.pop(key)
+    return data
 
 
 class CaseResult(BaseModel):
@@ -130,6 +144,12 @@ class CaseResult(BaseModel):
     finish_reason: str | None = Field(
         None, description="OpenAI's finish_reason, Anthropic's stop_reason"
     )
+    messages: list[TranscriptMessage] = Field(
+        default_factory=list, description="A conversation's transcript (the run shown)"
+    )
+    trajectory: list[Step] = Field(
+        default_factory=list, description="The agent's tool calls and their results"
+    )
     error: str | None = None
     cached: bool = False
     repeats: int = 1
@@ -153,6 +173,10 @@ class CaseResult(BaseModel):
     folded_calls: tuple[Call, ...] | None = Field(None, exclude=True, repr=False)
     folded_passes: tuple[bool, ...] | None = Field(None, exclude=True, repr=False)
 
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        return _without_empty_path(handler(self))
+
     @property
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if c.passed is False]
@@ -167,6 +191,8 @@ class CaseResult(BaseModel):
             "output": None,
             "tool_calls": [],
             "finish_reason": None,
+            "messages": [],
+            "trajectory": [],
             "error": None,
         }
         attempts = [a.model_copy(update=hidden) for a in self.attempts]
@@ -277,6 +303,16 @@ def truncate_output(text: str | None, limit: int = OUTPUT_LIMIT) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[:limit] + f"\n…[truncated {len(text) - limit} characters]"
+
+
+def truncate_transcript(messages: list[TranscriptMessage]) -> list[TranscriptMessage]:
+    """Each message's text at most `OUTPUT_LIMIT` characters, as an output is."""
+    return [
+        m
+        if len(m.content) <= OUTPUT_LIMIT
+        else m.model_copy(update={"content": truncate_output(m.content)})
+        for m in messages
+    ]
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -66,6 +67,88 @@ class ToolCall(BaseModel):
         return f"{self.name}({json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)})"
 
 
+class Step(BaseModel):
+    """One step of an agent's path: the tool it called, with what, the result it got and in
+    which user turn (1: the case's input)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    arguments: JsonValue = Field(default_factory=dict)
+    result: JsonValue = None
+    invalid_arguments: bool = Field(False, description="`arguments` is the raw, unparsed string")
+    turn: int = 1
+    unanswered: bool = Field(
+        False, description="a forbidden tool the case gives no result for: the path ended here"
+    )
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if not self.invalid_arguments:
+            data.pop("invalid_arguments", None)
+        if not self.unanswered:
+            data.pop("unanswered", None)
+        return data
+
+    @classmethod
+    def of(cls, call: ToolCall, result: JsonValue = None, turn: int = 1) -> Step:
+        return cls(
+            name=call.name,
+            arguments=call.arguments,
+            invalid_arguments=call.invalid_arguments,
+            result=result,
+            turn=turn,
+        )
+
+    def call(self) -> ToolCall:
+        return ToolCall(
+            name=self.name, arguments=self.arguments, invalid_arguments=self.invalid_arguments
+        )
+
+
+ChatRole = Literal["system", "user", "assistant", "tool"]
+
+
+class TranscriptMessage(BaseModel):
+    """One message of a conversation as the report keeps it, whatever the vendor: an assistant
+    message carries the tool calls it made, a `tool` message the result of one (`name`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: ChatRole
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    name: str | None = Field(None, description="A tool message: the tool it answers")
+    turn: int = Field(1, description="The user turn it belongs to (1: the case's input)")
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if not self.tool_calls:
+            data.pop("tool_calls", None)
+        if self.name is None:
+            data.pop("name", None)
+        return data
+
+
+def steps_from(value: JsonValue, *, where: str) -> list[Step]:
+    """`trajectory` of a system's own answer: a list of `{name, arguments, result}`."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"{where} returned `trajectory` that is not a list")
+    steps = []
+    for item in value:
+        step = item if isinstance(item, dict) else {}
+        name = step.get("name")
+        if not isinstance(name, str):
+            raise TypeError(f"{where} returned a trajectory step without a string `name`")
+        call = ToolCall.parsed(name, step.get("arguments"))
+        steps.append(Step.of(call, step.get("result")))
+    return steps
+
+
 def readable_output(text: str | None, tool_calls: Sequence[ToolCall] = ()) -> str | None:
     """An answer as a reader sees it: its text, then one line per tool call
     (`→ get_current_weather({"location": "Paris"})`). Pure."""
@@ -108,6 +191,34 @@ class SystemOutput(BaseModel):
     latency_ms: float | None = Field(
         None, description="A cached answer reports the latency of the call it replaces"
     )
+    messages: list[TranscriptMessage] = Field(
+        default_factory=list, description="A conversation's transcript (none for one answer)"
+    )
+    trajectory: list[Step] = Field(
+        default_factory=list, description="The tool calls of an agent's path and their results"
+    )
+
+    @property
+    def path(self) -> list[Step]:
+        """The agent's path: its trajectory, or else the answer's tool calls (no results)."""
+        return self.trajectory or [Step.of(call) for call in self.tool_calls]
+
+    @property
+    def turns(self) -> int:
+        """User turns the conversation held (1 for one answer)."""
+        return max((m.turn for m in self.messages), default=1)
+
+    def turn(self, number: int) -> SystemOutput:
+        """The answer of one user turn, with that turn's tool calls as its path."""
+        steps = [s for s in self.trajectory if s.turn == number]
+        said = [m for m in self.messages if m.turn == number and m.role == "assistant"]
+        return SystemOutput(
+            text=said[-1].content if said else "",
+            tool_calls=[s.call() for s in steps],
+            trajectory=steps,
+            messages=[m for m in self.messages if m.turn <= number],
+            finish_reason=self.finish_reason if number == self.turns else None,
+        )
 
     @classmethod
     def from_value(cls, value: JsonValue, *, where: str) -> SystemOutput:
@@ -121,10 +232,11 @@ class SystemOutput(BaseModel):
                 raise TypeError(f"{where} returned an object without a string `text`")
             usage = value.get("usage")
             finish = value.get("finish_reason")
-            known = ("text", "usage", "tool_calls", "finish_reason")
+            known = ("text", "usage", "tool_calls", "finish_reason", "trajectory")
             return cls(
                 text=text,
                 tool_calls=tool_calls_from(value.get("tool_calls"), where=where),
+                trajectory=steps_from(value.get("trajectory"), where=where),
                 finish_reason=finish if isinstance(finish, str) else None,
                 usage=Usage.model_validate(usage) if isinstance(usage, dict) else None,
                 data={k: v for k, v in value.items() if k not in known},

@@ -1,5 +1,6 @@
 """A suite's cases as a run measures them: read from the measuring config's checkout, and
-refused when a case needs a service (a judge, a grader) the config does not name."""
+refused when a case needs a service (a judge, a grader, a simulated user) the config does not
+name."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from gate.run.provenance import find_repo_root
 
 
 def checked_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
-    """The suite's cases, read from the config's checkout (the base's, in the PR flow)."""
+    """The suite's cases, read from the config's checkout (the base's, in the PR flow); none
+    for an inspect or pytest suite (its runner lists its framework's)."""
+    if suite.framework is not None:
+        return []
     cases = read_suite_cases(loaded, suite)
     if not cases:
         raise InputError(f"suite {suite.name!r} has no cases", file=loaded.path, key="cases")
@@ -24,7 +28,9 @@ def checked_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
 
 def read_suite_cases(loaded: LoadedConfig, suite: SuiteConfig) -> list[Case]:
     """The cases of `suite` (its case files, or its promptfoo config's tests), shown by their
-    path in the config's repository."""
+    path in the config's repository; none for an inspect or pytest suite."""
+    if suite.framework is not None:
+        return []
     display_root = find_repo_root(loaded.base_dir) or loaded.base_dir
     if suite.promptfoo is not None:
         from gate.promptfoo.inputs.suites import suite_cases as promptfoo_suite_cases
@@ -48,12 +54,16 @@ def added_cases(
 ) -> tuple[list[Case], list[Case]]:
     """Cases the measuring suite lacks, marked `added`: those the measuring instrument can
     judge, and those left out because it cannot (their `expect.python` code is not in
-    `checks_root`, or their `expect.rubric` needs a judge the measuring gate.yml lacks)."""
+    `checks_root`, their `expect.rubric` needs a judge the measuring gate.yml lacks, or their
+    `user` a simulated user it lacks)."""
     marked = [c.model_copy(update={"added": True}) for c in new]
     no_judge = measuring.config.judge is None
+    no_user = measuring.config.simulated_user is None
 
     def judgeable(case: Case) -> bool:
         if no_judge and (case.expect.rubric or any(a.grader is None for a in case.graded)):
+            return False
+        if no_user and case.simulated:
             return False
         return not python_check_problems(measuring, checks_root, [case])
 
@@ -62,7 +72,17 @@ def added_cases(
 
 
 def require_services(loaded: LoadedConfig, cases: list[Case]) -> None:
-    """A case that asks the judge (or a grader) when gate.yml names none is bad input."""
+    """A case that asks the judge (or a grader), or has a model play its user, when gate.yml
+    names none is bad input."""
+    simulated = [c for c in cases if c.simulated]
+    if simulated and loaded.config.simulated_user is None:
+        raise InputError(
+            f"case {simulated[0].id!r} has a simulated `user` but gate.yml has no "
+            "`simulated_user` (a model, shaped as `judge`)",
+            file=simulated[0].file,
+            line=simulated[0].line,
+            key="user",
+        )
     if loaded.config.judge is not None:
         return
     needing = [c for c in cases if c.expect.rubric]

@@ -1,11 +1,12 @@
 """What a run's model endpoints need from the environment, found before anything runs.
 
-The API key each chat system and the judge read (`api_key_env`: OPENAI_API_KEY or
-ANTHROPIC_API_KEY by default; a public endpoint always needs one, a local server usually does
-not), and the variables an `http` system's headers name. A missing one is named where the user
-can change it: gate.yml's line of the system (or of `api_key_env`, when written there), or the
-model config's `provider:` or `api_key_env:` line when that file chose the provider or the
-variable. `gate validate` and `gate run` both ask here, so both say it the same way.
+The API key each chat system, the judge and the simulated user read (`api_key_env`:
+OPENAI_API_KEY or ANTHROPIC_API_KEY by default; a public endpoint always needs one, a local
+server usually does not), and the variables an `http` system's headers name. A missing one is
+named where the user can change it: gate.yml's line of the system (or of `api_key_env`, when
+written there, or of the `judge:` or `simulated_user:` block), or the model config's
+`provider:` or `api_key_env:` line when that file chose the provider or the variable.
+`gate validate` and `gate run` both ask here, so both say it the same way.
 """
 
 from __future__ import annotations
@@ -29,19 +30,22 @@ from gate.inputs.config import (
 
 
 def located(exc: InputError, loaded: LoadedConfig, suite: SuiteConfig) -> InputError:
-    """A system's refusal (its key `system.…`, no file) named at the suite's gate.yml line:
-    the key's own line when the user wrote it there, else the `system` block's."""
+    """A system's refusal (its key `system.…`, or an inspect or pytest suite's `inspect.…`,
+    `pytest.…`; no file) named at the suite's gate.yml line: the key's own line when the user
+    wrote it there, else the block's."""
     key = exc.key or ""
-    if exc.file is not None or not key.startswith("system"):
+    block, *keys = key.split(".")
+    settings = suite.inspect if block == "inspect" else suite.pytest if block == "pytest" else None
+    given = suite.system if block == "system" else settings
+    if exc.file is not None or given is None:
         return exc
-    keys = key.split(".")[1:]
-    written = keys and keys[0] in suite.system.model_fields_set
-    line = loaded.suite_line(suite.name, "system", *(keys if written else ()))
+    written = keys and keys[0] in given.model_fields_set
+    line = loaded.suite_line(suite.name, block, *(keys if written else ()))
     return InputError(
         f"suite {suite.name!r}: {exc.message}",
         file=loaded.path,
         line=line,
-        key=key if written else "system",
+        key=key if written else block,
     )
 
 
@@ -106,25 +110,39 @@ def system_key_problem(
 def judge_key_problem(
     loaded: LoadedConfig, cases: list[Case], environ: Mapping[str, str]
 ) -> InputError | None:
-    """The judge's key, when a case asks the judge and the key is not set."""
+    """The key of a model of the instrument a case asks and the environment lacks: the
+    judge's (a case with `expect.rubric`), the simulated user's (a case with `user`)."""
     judge: JudgeConfig | None = loaded.config.judge
-    if judge is None or not any(c.expect.rubric for c in cases):
-        return None
+    if judge is not None and any(c.expect.rubric for c in cases):
+        problem = _model_key_problem(loaded, "judge", judge, environ)
+        if problem is not None:
+            return problem
+    user: JudgeConfig | None = loaded.config.simulated_user
+    if user is not None and any(c.simulated for c in cases):
+        return _model_key_problem(loaded, "simulated_user", user, environ)
+    return None
+
+
+def _model_key_problem(
+    loaded: LoadedConfig, role: str, model: JudgeConfig, environ: Mapping[str, str]
+) -> InputError | None:
+    """A model block of gate.yml (`judge:`, `simulated_user:`) whose key is not set, named
+    at its line."""
     from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
 
     try:
-        if judge.kind == "http":
-            service_endpoint(judge.url or "", judge.headers, environ, "judge")
+        if model.kind == "http":
+            service_endpoint(model.url or "", model.headers, environ, role)
         else:
-            build = openai_endpoint if judge.kind == "openai" else anthropic_endpoint
-            build(judge.base_url, judge.api_key_env, environ, "judge")
+            build = openai_endpoint if model.kind == "openai" else anthropic_endpoint
+            build(model.base_url, model.api_key_env, environ, role)
     except InputError as exc:
-        keys = (exc.key or "judge").split(".")
-        written = len(keys) > 1 and keys[1] in judge.model_fields_set
+        keys = (exc.key or role).split(".")
+        written = len(keys) > 1 and keys[1] in model.model_fields_set
         return InputError(
             exc.message,
             file=loaded.path,
-            line=loaded.line(*(keys[:2] if written else ["judge"])),
-            key=exc.key if written else "judge",
+            line=loaded.line(*(keys[:2] if written else [role])),
+            key=exc.key if written else role,
         )
     return None

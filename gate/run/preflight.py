@@ -1,7 +1,8 @@
 """What `gate run` would reject, found before anything runs: `gate validate` reports all of it.
 
-- the files a system names (model config, system prompt, prompt template, replay file) are
-  missing from the checkout: the error names `gate.yml:LINE` and the suite;
+- the files a system names (model config, system prompt, prompt template, replay file; an
+  inspect suite's task file, a pytest suite's test paths) are missing from the checkout: the
+  error names `gate.yml:LINE` and the suite;
 - a prompt template that does not compile, or does not render for some case's input (an
   undefined variable): the error names the template or the case's file and line;
 - a `sandbox.pythonpath` entry that is not a folder of the checkout;
@@ -54,6 +55,8 @@ def _problem(root: Path, name: str) -> str | None:
 
 def system_files_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> list[InputError]:
     """Files the suite's system names that the checkout lacks, each named at its gate.yml line."""
+    if suite.framework is not None:
+        return framework_files_problems(loaded, suite, root)
     system = suite.system
     named: list[tuple[str, str]] = []
     if isinstance(system, OpenAISystem | AnthropicSystem):
@@ -70,6 +73,24 @@ def system_files_problems(loaded: LoadedConfig, suite: SuiteConfig, root: Path) 
         )
         for key, problem in found
         if problem is not None
+    ]
+
+
+def framework_files_problems(
+    loaded: LoadedConfig, suite: SuiteConfig, root: Path
+) -> list[InputError]:
+    """An inspect suite's task file, a pytest suite's test paths: missing from the checkout."""
+    named = [("inspect", "task", suite.inspect.file)] if suite.inspect else []
+    named += [("pytest", "args", p) for p in (suite.pytest.paths if suite.pytest else [])]
+    return [
+        InputError(
+            f"suite {suite.name!r}: {path!r} not found in {root}",
+            file=loaded.path,
+            line=loaded.suite_line(suite.name, block, key),
+            key=f"{block}.{key}",
+        )
+        for block, key, path in named
+        if not (root / path).exists()
     ]
 
 

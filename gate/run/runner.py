@@ -25,6 +25,7 @@ from gate.report.models import (
     Tokens,
     total_judge,
     truncate_output,
+    truncate_transcript,
 )
 from gate.systems.base import System, SystemRequest
 
@@ -68,7 +69,11 @@ def run_attempt(
     options: RunOptions,
 ) -> Attempt:
     request = SystemRequest(
-        case_id=case.id, input=case.system_input(), repeat=repeat, timeout_s=options.timeout_s
+        case_id=case.id,
+        input=case.system_input(),
+        repeat=repeat,
+        timeout_s=options.timeout_s,
+        agent=case.agent,
     )
     started = time.perf_counter()
     try:
@@ -96,6 +101,8 @@ def run_attempt(
         "output": truncate_output(output.text),
         "tool_calls": output.tool_calls,
         "finish_reason": output.finish_reason,
+        "messages": truncate_transcript(output.messages),
+        "trajectory": output.trajectory,
         "latency_ms": round(latency, 3),
         "tokens": tokens,
         "cost_usd": output.cost_usd,
@@ -143,6 +150,8 @@ def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:
         output=shown.output,
         tool_calls=shown.tool_calls,
         finish_reason=shown.finish_reason,
+        messages=shown.messages,
+        trajectory=shown.trajectory,
         error=shown.error if status == "error" else ("; ".join(errors) or None),
         cached=all(a.cached for a in attempts),
         repeats=len(attempts),

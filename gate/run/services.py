@@ -1,11 +1,14 @@
 """What a side's runner opens once: the system under test (or recorded answers), and the
-sandbox, the team's checks and the judge when a case needs them."""
+sandbox, the team's checks and the judge when a case needs them; or, for an inspect or pytest
+suite, its framework."""
 
 from __future__ import annotations
 
 from contextlib import ExitStack
 
 from gate.checks import CheckContext
+from gate.errors import InputError
+from gate.frameworks import FrameworkSide
 from gate.inputs.cases import Case
 from gate.inputs.config import JudgeConfig
 from gate.run.spec import SideSpec
@@ -30,6 +33,19 @@ def open_system(stack: ExitStack, spec: SideSpec, env: SystemEnv) -> System:
         system = RecordingSystem(system, spec.record)
         stack.callback(system.close)
     return system
+
+
+def open_framework(stack: ExitStack, spec: SideSpec, env: SystemEnv) -> FrameworkSide:
+    """An inspect or pytest suite's side: the side's checkout measured by the instrument's
+    files of the checks root (the base's, in the PR flow), the side's own model."""
+    assert spec.measure.framework is not None
+    if spec.record is not None or spec.answers is not None:
+        key = "--record" if spec.record is not None else "answers"
+        raise InputError("inspect and pytest suites cannot record or replay answers", key=key)
+    side = FrameworkSide(
+        spec.measure.framework, spec.own.system, env.root, spec.measure.checks_root, env.environ
+    )
+    return stack.enter_context(side)
 
 
 def open_checks(

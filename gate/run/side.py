@@ -1,19 +1,22 @@
 """Run one side: a `SideSpec` -> results, case by case, for as long as the side is asked.
 
 `SideRunner` opens the side's services once (its system, and the sandbox and judge when a case
-needs them) and then answers requests: `run(ids, repeats)` runs each listed case (all of them,
-or its shard's, for `ids=None`) `repeats` more times and hands each case's result, with every
-run it has had so far, to a sink. `gate run` drives one in its own process and writes the
-report as results come; the PR flow drives one per side in a runner process of its own
-(`gate.run.serve`) for a whole suite, `repeats: auto`'s rounds included.
+needs them; for an inspect or pytest suite, its framework: the run folder and the framework's
+process, which list the suite's cases) and then answers requests: `run(ids, repeats)` runs each
+listed case (all of them, or its shard's, for `ids=None`) `repeats` more times and hands each
+case's result, with every run it has had so far, to a sink. `gate run` drives one in its own
+process and writes the report as results come; the PR flow drives one per side in a runner
+process of its own (`gate.run.serve`) for a whole suite, `repeats: auto`'s rounds included.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gate import __version__
 from gate.checks import CheckContext, plan_case
@@ -32,28 +35,35 @@ from gate.run.spec import SideSpec, measure_of, own_of
 from gate.systems import SystemEnv
 from gate.systems.base import System
 
+if TYPE_CHECKING:
+    from gate.frameworks import FrameworkSide
+
 Sink = Callable[[CaseResult], None]
 
 
 class SideRunner:
-    """A side's system and checks, open for the runner's life; each case's runs so far."""
+    """A side's system and checks (or its framework: an inspect or pytest suite), open for
+    the runner's life; each case's runs so far."""
 
     def __init__(self, spec: SideSpec, environ: dict[str, str] | None = None) -> None:
         self.spec = spec
-        self.cases = list(spec.measure.cases)
-        self.selected = select_shard(list(enumerate(self.cases)), spec.shard_of)
-        self.by_id = {case.id: (index, case) for index, case in enumerate(self.cases)}
+        self._index(list(spec.measure.cases))
         self.attempts: dict[str, list[Attempt]] = {}
         self.env = system_env(spec, dict(os.environ if environ is None else environ))
         self._stack = ExitStack()
         self.system: System | None = None
+        self.framework: FrameworkSide | None = None
         self.ctx = CheckContext()
         self.meta: RunMeta | None = None
 
+    def _index(self, cases: list[Case]) -> None:
+        self.cases = cases
+        self.selected = select_shard(list(enumerate(cases)), self.spec.shard_of)
+        self.by_id = {case.id: (index, case) for index, case in enumerate(cases)}
+
     def __enter__(self) -> SideRunner:
         try:
-            self.system, self.ctx = self._open()
-            self.meta = build_meta(self.spec, self.system, self.ctx, len(self.selected))
+            self.meta = self._open()
         except BaseException:
             self._stack.close()
             raise
@@ -62,11 +72,18 @@ class SideRunner:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _open(self) -> tuple[System, CheckContext]:
-        from gate.run.services import open_checks, open_system
+    def _open(self) -> RunMeta:
+        """The side's services, and what its report says of them. A framework lists the
+        suite's cases as it opens: the shard is chosen from them."""
+        from gate.run.services import open_checks, open_framework, open_system
 
-        system = open_system(self._stack, self.spec, self.env)
-        return system, open_checks(self._stack, self.spec, [c for _, c in self.selected], self.env)
+        if self.spec.measure.framework is not None:
+            self.framework = open_framework(self._stack, self.spec, self.env)
+            self._index(self.framework.cases)
+            return framework_meta(self.spec, self.framework, len(self.selected))
+        self.system = open_system(self._stack, self.spec, self.env)
+        self.ctx = open_checks(self._stack, self.spec, [c for _, c in self.selected], self.env)
+        return build_meta(self.spec, self.system, self.ctx, len(self.selected))
 
     @property
     def traffic(self) -> dict[str, dict[str, int]]:
@@ -75,18 +92,31 @@ class SideRunner:
     def run(self, ids: Sequence[str] | None, repeats: int, sink: Sink) -> None:
         """Each case of `ids` (None: every selected case) `repeats` more times; each case's
         result, over all its runs, goes to `sink` as it finishes."""
-        assert self.system is not None, "enter the runner first"
+        assert self.meta is not None, "enter the runner first"
         chosen = self._chosen(ids)
-        options = RunOptions(
-            concurrency=self.spec.measure.concurrency,
-            repeats=repeats,
-            timeout_s=self.spec.measure.timeout_s,
-        )
         progress = Progress(
             len(chosen),
             label=self.spec.label,
             enabled=self.spec.show_progress,
             traffic=self.env.traffic,
+        )
+
+        def shown(result: CaseResult) -> None:
+            sink(result)
+            progress.advance(result)
+
+        if self.framework is not None:
+            self._run_framework(self.framework, chosen, repeats, shown)
+        else:
+            self._run_system(chosen, repeats, shown)
+        progress.finish()
+
+    def _run_system(self, chosen: list[tuple[int, Case]], repeats: int, sink: Sink) -> None:
+        """The system answers each case's runs, `concurrency` cases at a time."""
+        options = RunOptions(
+            concurrency=self.spec.measure.concurrency,
+            repeats=repeats,
+            timeout_s=self.spec.measure.timeout_s,
         )
         runs = self._runs(options)
 
@@ -95,12 +125,22 @@ class SideRunner:
             done.extend(runs(case))
             return aggregate(case, index, done)
 
-        def shown(result: CaseResult) -> None:
-            sink(result)
-            progress.advance(result)
+        run_cases(chosen, one, options.concurrency, sink)
 
-        run_cases(chosen, one, options.concurrency, shown)
-        progress.finish()
+    def _run_framework(
+        self, framework: FrameworkSide, chosen: list[tuple[int, Case]], repeats: int, sink: Sink
+    ) -> None:
+        """The framework runs the cases at once (more epochs of the samples, repeats of the
+        tests), each run numbered after the case's runs so far."""
+        starts = {case.id: len(self.attempts.get(case.id, ())) for _, case in chosen}
+        if self.spec.show_progress:  # the framework reports at its end: say what runs meanwhile
+            what = f"{framework.suite.framework}: running {framework.what}"
+            print(f"[{self.spec.label}] {what} ({len(chosen)} cases × {repeats})", file=sys.stderr)
+        runs = framework.run(starts, repeats)
+        for index, case in chosen:
+            done = self.attempts.setdefault(case.id, [])
+            done.extend(runs[case.id])
+            sink(aggregate(case, index, done))
 
     def _chosen(self, ids: Sequence[str] | None) -> list[tuple[int, Case]]:
         if ids is None:
@@ -134,14 +174,39 @@ def system_env(spec: SideSpec, environ: dict[str, str]) -> SystemEnv:
         use_cache=spec.use_cache and spec.cache_dir is not None,
         prices={name: price.model_dump() for name, price in spec.measure.prices.items()},
         concurrency=spec.measure.concurrency,
+        simulated_user=spec.measure.simulated_user,
     )
 
 
 def build_meta(spec: SideSpec, system: System, ctx: CheckContext, n: int) -> RunMeta:
     root = spec.root.resolve()
-    sha, dirty = git_state(root)
-    watched = watched_files(root, list(spec.measure.watch), skip=spec.cache_dir)
+    files = hash_files([*own_files(spec), *system.files()], [root, spec.measure.checks_root])
+    sandbox = ctx.sandbox.protections() if ctx.sandbox else None
+    described = system.describe()
+    return _meta(spec, n, len(spec.measure.cases), system=described, files=files, sandbox=sandbox)
+
+
+def framework_meta(spec: SideSpec, framework: FrameworkSide, n: int) -> RunMeta:
+    """An inspect or pytest suite's side: the instrument's files hashed as the run folder
+    held them (the checks root's, not the side's edits of them)."""
+    root, checks_root = spec.root.resolve(), spec.measure.checks_root
+    files = hash_files(own_files(spec), [root, checks_root])
+    files = dict(sorted((files | hash_files(framework.instrument_files(), [checks_root])).items()))
+    size = len(framework.cases)
+    measured = framework.measured()
+    return _meta(spec, n, size, system=framework.describe(), files=files, framework=measured)
+
+
+def own_files(spec: SideSpec) -> list[Path]:
+    """The side's own gate.yml and the files `watch` matches in its checkout."""
     own = [spec.own.config_file] if spec.own.config_file else []
+    watched = watched_files(spec.root.resolve(), list(spec.measure.watch), skip=spec.cache_dir)
+    return [*own, *watched]
+
+
+def _meta(spec: SideSpec, n: int, size: int, **what: Any) -> RunMeta:
+    root = spec.root.resolve()
+    sha, dirty = git_state(root)
     measure = spec.measure
     system_config = str(spec.own.config_file) if spec.own.config_file else None
     return RunMeta(
@@ -154,15 +219,13 @@ def build_meta(spec: SideSpec, system: System, ctx: CheckContext, n: int) -> Run
         git_dirty=dirty,
         config_file=measure.config_file,
         system_config_file=None if system_config == measure.config_file else system_config,
-        files=hash_files([*own, *system.files(), *watched], [root, measure.checks_root]),
-        system=system.describe(),
         repeats=measure.repeats,
         concurrency=measure.concurrency,
         auto=AutoRecord(plan=measure.auto) if measure.auto and not spec.answers else None,
         n_cases=n,
-        suite_size=len(measure.cases),
+        suite_size=size,
         shard=spec.shard,
-        sandbox=ctx.sandbox.protections() if ctx.sandbox else None,
+        **what,
     )
 
 

@@ -7,9 +7,12 @@ in the same process or, for the flow, as JSON to a runner process of its own
 system's block arrive parsed.
 
 - `Measure` is the instrument: the cases (by id, as the measuring config defines them, with
-  the ones a PR adds marked `added`), the judge, the prices, the sandbox's limits, the
-  per-call timeout and the runs per case; and `checks_root`, the checkout whose code judges.
-  In the PR flow it is the base's for both sides.
+  the ones a PR adds marked `added`), the judge, the simulated user (the model that plays a
+  case's `user`), the prices, the sandbox's limits, the per-call timeout and the runs per
+  case; and `checks_root`, the checkout whose code judges. In the PR flow it is the base's for
+  both sides. An inspect or pytest suite's instrument is its `framework` block instead of
+  cases: the runner lists its cases, running the instrument's files of `checks_root` against
+  the side's own code.
 - `OwnSystem` is what is measured: the side's own `system` block, the team's SDK on the
   sandbox's import path, and where the side's gate.yml lies (its relative paths).
 """
@@ -21,6 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from gate.frameworks import FrameworkSuite
 from gate.inputs.cases import Case
 from gate.inputs.config import (
     GateConfig,
@@ -47,6 +51,7 @@ class Measure(Frozen):
 
     cases: tuple[Case, ...]
     judge: JudgeConfig | None = None
+    simulated_user: JudgeConfig | None = None  # the model that plays a case's `user`
     prices: dict[str, Price] = Field(default_factory=dict)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     timeout_s: float = 120.0
@@ -56,6 +61,7 @@ class Measure(Frozen):
     checks_root: Path  # the checkout whose code judges (`expect.python`, the checks' SDK)
     config_file: str = ""  # the measuring gate.yml, as the report names it
     watch: tuple[str, ...] = ()  # the files whose hashes the report keeps
+    framework: FrameworkSuite | None = None  # an inspect or pytest suite: no cases of its own
 
 
 class OwnSystem(Frozen):
@@ -112,20 +118,25 @@ def first_repeats(config: GateConfig) -> int:
 def measure_of(
     loaded: LoadedConfig, suite: SuiteConfig, cases: list[Case], checks_root: Path
 ) -> Measure:
-    """The instrument `loaded` defines for `suite`, measuring `cases`."""
+    """The instrument `loaded` defines for `suite`, measuring `cases` (an inspect or pytest
+    suite: its framework's, none here; round 0 runs the task's `epochs` when it names them)."""
     config = loaded.config
+    framework = FrameworkSuite.of(suite) if suite.framework is not None else None
+    epochs = framework.epochs if framework is not None else None
     return Measure(
         cases=tuple(cases),
         judge=config.judge,
+        simulated_user=config.simulated_user,
         prices=config.prices,
         sandbox=config.sandbox,
         timeout_s=config.timeout_s,
         concurrency=config.concurrency,
-        repeats=first_repeats(config),
+        repeats=epochs or first_repeats(config),
         auto=auto_plan(config) if config.repeats == "auto" else None,
         checks_root=checks_root.resolve(),
         config_file=str(loaded.path),
         watch=(*config.watch, *suite.watch),
+        framework=framework,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from gate.errors import InputError
 from gate.systems.base import System, SystemEnv, SystemRequest
 
 __all__ = ["System", "SystemEnv", "SystemRequest", "build_system"]
@@ -22,6 +23,12 @@ FACTORIES: dict[str, str] = {
 
 
 def build_system(config: Any, env: SystemEnv) -> System:
+    if config.kind in ("inspect", "pytest"):  # their tasks and tests are the cases too
+        raise InputError(
+            f"a suite of another framework ({config.kind}) cannot answer cases of gate.yml: its "
+            "measuring suite must be an inspect or pytest suite as well",
+            key="system.kind",
+        )
     if config.kind in ("openai", "anthropic"):
         from gate.systems.chat_provider import chat_config
 
@@ -29,4 +36,8 @@ def build_system(config: Any, env: SystemEnv) -> System:
     module_name, _, cls_name = FACTORIES[config.kind].partition(":")
     factory = getattr(importlib.import_module(module_name), cls_name)
     system: System = factory(config, env)
-    return system
+    if config.kind == "replay":
+        return system  # it gives the recorded conversation back as it was
+    from gate.systems.conversation import ConversationSystem
+
+    return ConversationSystem(system, env)

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gate.errors import InputError
+from gate.inputs.agent import AgentCase
+from gate.inputs.config import JudgeConfig
 from gate.providers.traffic import Traffic
 from gate.report.output import SystemOutput
 
@@ -17,6 +19,7 @@ class SystemRequest:
     input: dict[str, Any]
     repeat: int = 0
     timeout_s: float = 120.0
+    agent: AgentCase | None = None  # the case's conversation and tool loop, if it has one
 
 
 class System(Protocol):
@@ -48,6 +51,8 @@ class SystemEnv:
     concurrency: int = 8
     # HTTP counts of each provider client of the run, by role ("system", "judge")
     traffic: dict[str, Traffic] = field(default_factory=dict)
+    # the model that plays a case's `user` (the measuring gate.yml's `simulated_user`)
+    simulated_user: JudgeConfig | None = None
 
     def checkout_file(self, name: str, key: str) -> Path:
         """A file of the side's checkout (`--root`); errors name the config key."""

@@ -6,15 +6,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gate.inputs.config import AnthropicSystem, OpenAISystem
+from gate.inputs.config import AnthropicSystem, JudgeConfig, OpenAISystem
 from gate.providers.cache import ResponseCache
 from gate.providers.client import ConnectionSettings, ProviderClient, open_client
+from gate.providers.endpoints import anthropic_endpoint, openai_endpoint, service_endpoint
 from gate.providers.pricing import cost_usd
 from gate.providers.prompts import ChatPrompt, provider_problem
 from gate.providers.transport import Endpoint
-from gate.providers.wire_formats import ChatFormat, Reply
+from gate.providers.wire_formats import (
+    AnthropicMessagesFormat,
+    ChatFormat,
+    OpenAIChatFormat,
+    Reply,
+    ServiceChatFormat,
+)
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv, SystemRequest
+from gate.systems.tool_loop import ChatModel, ChatSession
 
 
 def client_for(
@@ -28,6 +36,18 @@ def client_for(
     )
     env.traffic[role] = client.transport.stats
     return client
+
+
+def model_endpoint(config: JudgeConfig, env: SystemEnv, role: str) -> tuple[Endpoint, ChatFormat]:
+    """Where a model of the instrument (the judge, the simulated user) is asked, and how."""
+    if config.kind == "openai":
+        endpoint = openai_endpoint(config.base_url, config.api_key_env, env.environ, role)
+        return endpoint, OpenAIChatFormat()
+    if config.kind == "anthropic":
+        endpoint = anthropic_endpoint(config.base_url, config.api_key_env, env.environ, role)
+        return endpoint, AnthropicMessagesFormat()
+    assert config.url is not None  # JudgeConfig's validator requires it for `http`
+    return service_endpoint(config.url, config.headers, env.environ, role), ServiceChatFormat()
 
 
 def to_output(reply: Reply, env: SystemEnv, requested_model: str | None) -> SystemOutput:
@@ -79,6 +99,24 @@ class ChatSystem:
             raise problem
         self.format = fmt
         self.client = client_for(endpoint, config, env)
+
+    def session(self, request: SystemRequest) -> ChatSession:
+        """The case's conversation: its tool loop, turn by turn (`gate.systems.tool_loop`)."""
+        assert request.agent is not None
+        model = ChatModel(
+            self.client,
+            self.format,
+            self.settings.model,
+            self.settings.params(),
+            lambda reply: to_output(reply, self.env, self.settings.model),
+        )
+        return ChatSession(
+            model,
+            request.agent,
+            self.prompt.render(request.input),
+            request.repeat,
+            time.monotonic() + request.timeout_s,
+        )
 
     def call(self, request: SystemRequest) -> SystemOutput:
         deadline = time.monotonic() + request.timeout_s

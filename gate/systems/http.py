@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gate.errors import SystemCallError
 from gate.inputs.config import HttpSystem
 from gate.providers.endpoints import service_endpoint
 from gate.providers.wire_formats import parse_service_reply
-from gate.report.output import SystemOutput
+from gate.report.output import SystemOutput, steps_from
 from gate.systems.base import SystemEnv, SystemRequest
 from gate.systems.chat import client_for, to_output
 
@@ -37,7 +38,15 @@ class HttpServiceSystem:
             deadline=time.monotonic() + request.timeout_s,
             cache=self.config.cache,
         )
-        return to_output(reply, self.env, None)
+        output = to_output(reply, self.env, None)
+        if "trajectory" not in output.data:
+            return output
+        data = dict(output.data)
+        try:
+            steps = steps_from(data.pop("trajectory"), where="the service")
+        except TypeError as exc:
+            raise SystemCallError(str(exc)) from None
+        return output.model_copy(update={"data": data, "trajectory": steps})
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,7 +1,8 @@
 """`gate run --record FILE`: wrap the system and write its answers as a `replay` file.
 
-The file (JSONL, one `{id, repeat, model, text, usage, ...}` per call, with `tool_calls` and
-`finish_reason` when the answer has them, the same format
+The file (JSONL, one `{id, repeat, model, text, usage, ...}` per call, with `tool_calls`,
+`finish_reason`, and a conversation's `messages` and `trajectory` when the answer has them,
+the same format
 `gate.systems.replay` reads) is written atomically when the run closes, sorted by case and
 repeat. Failed calls are not recorded: replaying them would turn an error into an answer.
 """
@@ -17,7 +18,10 @@ from gate.report.files import atomic_write
 from gate.report.output import SystemOutput
 from gate.systems.base import System, SystemRequest
 
-_RECORD_KEYS = ("id", "repeat", "model", "text", "usage", "tool_calls", "finish_reason")
+_RECORD_KEYS = (
+    "id", "repeat", "model", "text", "usage", "tool_calls", "finish_reason", "messages",
+    "trajectory",
+)  # fmt: skip
 
 
 def record_of(request: SystemRequest, output: SystemOutput) -> dict[str, Any]:
@@ -33,6 +37,10 @@ def record_of(request: SystemRequest, output: SystemOutput) -> dict[str, Any]:
         record["tool_calls"] = [call.model_dump() for call in output.tool_calls]
     if output.finish_reason is not None:
         record["finish_reason"] = output.finish_reason
+    if output.messages:
+        record["messages"] = [m.model_dump() for m in output.messages]
+    if output.trajectory:
+        record["trajectory"] = [s.model_dump() for s in output.trajectory]
     return {**record, **extra}
 
 

@@ -2,7 +2,8 @@
 
 File format (JSONL): `{"id": ..., "repeat": 0, "model": ..., "text": ..., "usage": {...}}`, and
 for an answer that called tools `"tool_calls": [{"name": ..., "arguments": {...}}]` and
-`"finish_reason"`.
+`"finish_reason"`; a conversation's `"messages"` (the transcript) and `"trajectory"` (its tool
+calls and their results), given back as they were.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import ReplaySystem
 from gate.providers.pricing import cost_usd
-from gate.report.output import SystemOutput, ToolCall, Usage
+from gate.report.output import Step, SystemOutput, ToolCall, TranscriptMessage, Usage
 from gate.systems.base import SystemEnv, SystemRequest
 
 
@@ -30,6 +31,21 @@ class Recording(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
+    messages: list[TranscriptMessage] = Field(default_factory=list)
+    trajectory: list[Step] = Field(default_factory=list)
+
+    def output(self, **more: Any) -> SystemOutput:
+        return SystemOutput(
+            text=self.text,
+            tool_calls=self.tool_calls,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            data=dict(self.model_extra or {}),
+            model=self.model,
+            messages=self.messages,
+            trajectory=self.trajectory,
+            **more,
+        )
 
 
 def load_recordings(path: Path, display: str) -> dict[tuple[str, int], Recording]:
@@ -71,15 +87,7 @@ class ReplayFileSystem:
             raise SystemCallError(
                 f"no recorded output for case {request.case_id!r} in {self.config.file}"
             )
-        extra = record.model_extra or {}
-        return SystemOutput(
-            text=record.text,
-            tool_calls=record.tool_calls,
-            finish_reason=record.finish_reason,
-            usage=record.usage,
-            data=dict(extra),
-            model=record.model,
-        )
+        return record.output()
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "file": self.config.file, "model": self.model}
@@ -110,15 +118,7 @@ class RecordedAnswers:
             raise SystemCallError(
                 f"no recorded answer for run {request.repeat} of case {request.case_id!r}"
             )
-        return SystemOutput(
-            text=record.text,
-            tool_calls=record.tool_calls,
-            finish_reason=record.finish_reason,
-            usage=record.usage,
-            data=dict(record.model_extra or {}),
-            model=record.model,
-            cost_usd=cost_usd(self.prices, record.usage, record.model),
-        )
+        return record.output(cost_usd=cost_usd(self.prices, record.usage, record.model))
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "file": str(self.path)}

@@ -28,6 +28,8 @@ from gate.errors import CheckInfraError
 from gate.inputs.config import JudgeConfig
 from gate.promptfoo.checks import assertion_types as types
 from gate.promptfoo.checks.script_results import script_verdict
+from gate.promptfoo.checks.trajectory import HANDLERS as TRAJECTORY_HANDLERS
+from gate.promptfoo.checks.trajectory import trajectory_assertion
 from gate.promptfoo.inputs.assertions import Assertion, AssertionSet
 from gate.promptfoo.inputs.providers import ProviderSpec
 from gate.report.checks import AssertionResult, CheckResult, ThresholdResult
@@ -83,6 +85,9 @@ class AssertionRun:
             return self._python(a, value)
         if a.type == "llm-rubric":
             return self._rubric(a, types.output_string(value))
+        if a.type in TRAJECTORY_HANDLERS:  # `not-` as promptfoo applies it to each
+            passed, reason = trajectory_assertion(a, self.output.path)
+            return Graded(passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason)
         holds, reason = self._holds(a, value)
         passed = holds != a.negated
         return Graded(passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason)

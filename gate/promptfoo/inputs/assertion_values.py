@@ -32,6 +32,8 @@ from gate.promptfoo.inputs.files import FILE, parse_file, resolve
 from gate.promptfoo.inputs.js import js_regex, js_stringify
 from gate.promptfoo.inputs.nunjucks import promptfoo_environment, unknown_filter
 from gate.promptfoo.inputs.providers import ProviderSpec, parse_provider
+from gate.promptfoo.inputs.trajectory_values import READERS as TRAJECTORY_READERS
+from gate.promptfoo.inputs.trajectory_values import TrajectoryValueError
 from gate.promptfoo.inputs.yaml12 import load_yaml12
 
 TEMPLATE_MARKS = ("{{", "{%", "{#")
@@ -133,6 +135,11 @@ def _checked_value(kind: str, value: Any, raw: dict[str, Any], ctx: AssertionCon
         value = _schema(kind, value, ctx)
     elif kind in ("cost", "latency") and raw.get("threshold") is None:
         raise ctx.error(f"a `{kind}` assertion needs a `threshold`")
+    elif kind in TRAJECTORY_READERS:
+        try:
+            value = TRAJECTORY_READERS[kind](value)
+        except TrajectoryValueError as exc:
+            raise ctx.error(f"`{kind}`: {exc}") from None
     elif kind == "llm-rubric" and isinstance(value, dict | list):
         value = js_stringify(value)
     elif kind == "llm-rubric" and value is not None and not isinstance(value, str):

@@ -45,6 +45,8 @@ SUPPORTED = (
     "equals", "contains", "icontains", "contains-any", "contains-all", "icontains-any",
     "icontains-all", "starts-with", "regex", "is-json", "contains-json",
     "is-valid-openai-tools-call", "python", "llm-rubric", "cost", "latency",
+    "trajectory:tool-used", "trajectory:tool-sequence", "trajectory:tool-args-match",
+    "trajectory:step-count",
 )  # fmt: skip
 NEEDS_SERVICES = ("python", "llm-rubric", "cost", "latency")  # a sandbox, a judge, a call
 LIST_TYPES = ("contains-any", "contains-all", "icontains-any", "icontains-all")
@@ -63,6 +65,8 @@ HINTS = {
     "select-best": "it compares the outputs of several prompts, not one output",
     "max-score": "it compares the outputs of several prompts, not one output",
     "human": "it waits for a person's rating",
+    "trajectory:goal-success": "it asks promptfoo's own grading prompt whether a traced goal "
+    "was met: write it as `llm-rubric` (the judge reads the whole conversation)",
 }
 ASSERTION_KEYS = {"type", "value", "threshold", "weight", "metric", "config", "provider",
                   "rubricPrompt", "assert", "transform", "contextTransform"}  # fmt: skip

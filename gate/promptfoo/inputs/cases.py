@@ -165,6 +165,11 @@ def _case(
     metadata: dict[str, Any] = dict(test.get("metadata") or {})
     if isinstance(description, str):
         metadata = {"description": description, **metadata}
+    agent = None
+    if test.get("provider") is not None:  # promptfoo's simulated user (check_test)
+        from gate.promptfoo.inputs.simulated import simulated_agent
+
+        agent = simulated_agent(test["provider"], ctx)
     return Case(
         id=case_id,
         task=raw.file.rsplit("/", 1)[-1].rsplit(".", 1)[0],
@@ -174,6 +179,7 @@ def _case(
         metadata=metadata,
         assertions=assertions,
         input_is_vars=True,
+        agent=agent,
         file=raw.file,
         line=raw.line,
     )

@@ -205,10 +205,24 @@ def default_test(config: PromptfooConfig) -> dict[str, Any]:
     return _with_vars(config, RawTest(value, config.path, line, config.base)).data
 
 
+SIMULATED_USER = "promptfoo:simulated-user"
+
+
+def simulated_user_provider(value: Any) -> bool:
+    """A test's `provider` that is promptfoo's simulated user (the gate holds the dialogue)."""
+    provider_id = value.get("id") if isinstance(value, dict) else value
+    return provider_id == SIMULATED_USER
+
+
 def check_test(data: dict[str, Any], where: str) -> None:
     for key in data:
+        if key == "provider" and simulated_user_provider(data[key]):
+            continue
         if key in NOT_RUN:
-            raise InputError(f"`{key}` ({NOT_RUN[key]}) is not supported", file=where, key=key)
+            more = f" (but `{SIMULATED_USER}`)" if key == "provider" else ""
+            raise InputError(
+                f"`{key}` ({NOT_RUN[key]}) is not supported{more}", file=where, key=key
+            )
         if key not in TEST_KEYS:
             raise InputError(f"unknown key{suggest(key, sorted(TEST_KEYS))}", file=where, key=key)
     options = data.get("options") or {}
@@ -241,7 +255,7 @@ def merged(test: dict[str, Any], default: dict[str, Any]) -> dict[str, Any]:
     out["metadata"] = {**(default.get("metadata") or {}), **(test.get("metadata") or {})}
     if test.get("threshold") is None and default.get("threshold") is not None:
         out["threshold"] = default["threshold"]
-    for key in ("prompts", "providers"):
+    for key in ("prompts", "providers", "provider"):
         if test.get(key) is None and default.get(key) is not None:
             out[key] = default[key]
     return out

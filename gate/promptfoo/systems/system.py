@@ -41,6 +41,7 @@ from gate.providers.wire_formats import (
 from gate.report.output import SystemOutput
 from gate.systems.base import SystemEnv, SystemRequest
 from gate.systems.chat import chat_description, client_for, to_output
+from gate.systems.tool_loop import ChatModel, ChatSession
 
 OPENAI_PARAMS = (
     "seed", "top_p", "presence_penalty", "frequency_penalty", "functions", "function_call",
@@ -148,6 +149,19 @@ def promptfoo_output(provider: ProviderSpec, reply: Reply) -> Any:
     return output
 
 
+def promptfoo_conversation(output: SystemOutput) -> SystemOutput:
+    """The output as promptfoo's simulated-user provider returns it: each user message and
+    each answer, `User: ...` and `Assistant: ...`, joined by `---` lines."""
+    said = []
+    for turn in range(1, output.turns + 1):
+        messages = [m for m in output.messages if m.turn == turn]
+        users = [m.content for m in messages if m.role == "user"]
+        answers = [m.content for m in messages if m.role == "assistant"]
+        said += [f"User: {users[-1]}"] if users else []
+        said += [f"Assistant: {answers[-1]}"] if answers else []
+    return output.model_copy(update={"data": {**output.data, "output": "\n---\n".join(said)}})
+
+
 class Pair:
     """The side's own prompt and provider of the suite, read from its checkout `root`."""
 
@@ -204,6 +218,33 @@ class PromptfooChatSystem:
         seen = dict.fromkeys(self.pair.files.seen)
         self._files = [env.root / f for f in seen if (env.root / f).is_file()]
 
+    def _output(self, reply: Reply, rendered: str) -> SystemOutput:
+        output = to_output(reply, self.env, self.provider.model)
+        data = {**output.data, "output": promptfoo_output(self.provider, reply), "prompt": rendered}
+        if self.tools:
+            data["tools"] = self.tools
+        return output.model_copy(update={"data": data})
+
+    def session(self, request: SystemRequest) -> ChatSession:
+        """The case's conversation: the provider's tool loop (`gate.systems.tool_loop`). Under
+        promptfoo's simulated user the rendered prompt is the system message, the simulated
+        user opens, and the output is the conversation as promptfoo writes it."""
+        agent = request.agent
+        assert agent is not None
+        rendered, messages = self.pair.messages(request.input)
+        model = ChatModel(
+            self.client,
+            self.format,
+            self.provider.model,
+            self.params,
+            lambda reply: self._output(reply, rendered),
+        )
+        if agent.user_first:
+            messages = [Message(role="system", content=rendered)]
+            model.finish = promptfoo_conversation
+        deadline = time.monotonic() + request.timeout_s
+        return ChatSession(model, agent, messages, request.repeat, deadline)
+
     def call(self, request: SystemRequest) -> SystemOutput:
         deadline = time.monotonic() + request.timeout_s
         rendered, messages = self.pair.messages(request.input)
@@ -215,11 +256,7 @@ class PromptfooChatSystem:
             repeat=request.repeat,
             deadline=deadline,
         )
-        output = to_output(reply, self.env, self.provider.model)
-        data = {**output.data, "output": promptfoo_output(self.provider, reply), "prompt": rendered}
-        if self.tools:
-            data["tools"] = self.tools
-        return output.model_copy(update={"data": data})
+        return self._output(reply, rendered)
 
     def describe(self) -> dict[str, Any]:
         params = {k: v for k, v in self.params.items() if k != "tools"}

@@ -21,10 +21,12 @@ from gate.compare.findings import (
     HeadInstrument,
     HeadInstrumentUnknown,
     HeldoutChanged,
+    InstrumentFilesChanged,
     JudgeChanged,
     PricesChanged,
     SandboxLimitsChanged,
     SeveritiesChanged,
+    SimulatedUserChanged,
     SuiteRemoved,
     SystemChanged,
     TemplatesChanged,
@@ -39,6 +41,7 @@ CASE_FIELDS = {
     "expect": "changes the expectations of",
     "input": "changes the input of",
     "task": "changes the task of",
+    "agent": "changes the tools, turns or simulated user of",
 }
 
 
@@ -183,6 +186,14 @@ def _(f: JudgeChanged) -> str:
 
 
 @sentence.register
+def _(f: SimulatedUserChanged) -> str:
+    return (
+        f"this PR changes the simulated user ({_changes(f.changes)}): the base's plays the user "
+        "on both sides"
+    )
+
+
+@sentence.register
 def _(f: SandboxLimitsChanged) -> str:
     return (
         f"this PR changes the sandbox's limits ({_changes(f.changes)}): the base's limits apply "
@@ -204,6 +215,18 @@ def _(f: TemplatesChanged) -> str:
 def _(f: CheckCodeChanged) -> str:
     files = ", ".join(f"`{name}`" for name in f.files[:5])
     return f"this PR changes the code of `expect.python` checks ({files}): the base's code judges"
+
+
+@sentence.register
+def _(f: InstrumentFilesChanged) -> str:
+    files = ", ".join(f"`{name}`" for name in f.files[:5])
+    more = f" and {len(f.files) - 5:,} more" if len(f.files) > 5 else ""
+    parts = [f"files {files}{more}"] if f.files else []
+    parts += [_changes(f.settings)] if f.settings else []
+    return (
+        f"this PR changes what measures the suite ({'; '.join(parts)}): both sides ran the "
+        "base's version; the head's takes effect after merge"
+    )
 
 
 @sentence.register

@@ -24,8 +24,21 @@ same faults whatever the thread timing. `script()` queues exact responses instea
 request is counted and logged (path, headers, body); `peak_in_flight` shows the concurrency the
 server actually saw.
 
+`agent_model` is a tool-calling agent scripted by its prompt, per request: it reads lines
+`PLAN n: tool {json arguments}` (one call per step; `&&` joins calls made in one step) and
+`SAY n: text` from the system prompt and the user messages, and in user turn n makes the next
+call of turn n's plan that has no result yet, or, when all have one, says turn n's text
+(`$RESULTS` in it: the results of the turn, `; `-joined). As the simulated user (a system
+prompt that says "You play a user") it says its persona's `SAYS:` lines, each once, then
+`###STOP###`. So a prompt change that drops a PLAN line skips a step, one that adds lines takes
+more, and the run is the same every time (cacheable).
+
+With `spec_check=True` every request is also checked against the vendor's own request
+description and conversation rules (`model_specs`): a request either API would refuse gets the
+400 it would get and lands in `violations`, which tests assert to be empty.
+
 Run alone: `python tests/helpers/servers/model_server.py --port 8400 --latency 0.05` (`--tools`
-answers as `tool_model`).
+answers as `tool_model`, `--agent` as `agent_model`).
 """
 
 from __future__ import annotations
@@ -43,6 +56,11 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+try:
+    from helpers.servers.model_specs import anthropic_violations, openai_violations
+except ImportError:  # run alone, from its own folder
+    from model_specs import anthropic_violations, openai_violations  # type: ignore[no-redef]
+
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 SERVICE_PATH = "/service"
@@ -59,6 +77,25 @@ class ChatRequest:
     params: dict[str, Any]
     headers: dict[str, str]
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> its JSON Schema
+    # the conversation in one shape whatever the vendor: {role: system|user|assistant|tool,
+    # content}; a tool result is a `tool` entry whatever message carried it
+    turns: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def user_turn(self) -> int:
+        """Which user turn this request answers: user messages (not tool results) so far."""
+        return sum(1 for t in self.turns if t["role"] == "user")
+
+    @property
+    def turn_results(self) -> list[str]:
+        """The tool results received since the last user message."""
+        results: list[str] = []
+        for entry in self.turns:
+            if entry["role"] == "user":
+                results = []
+            elif entry["role"] == "tool":
+                results.append(entry["content"])
+        return results
 
 
 @dataclass(frozen=True)
@@ -93,6 +130,57 @@ def tool_model(request: ChatRequest) -> Answer:
             line = f"(no tool {name})"
         text.append(line)
     return Answer(text="\n".join(text).strip(), tool_calls=calls)
+
+
+def _plan(request: ChatRequest) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+    plans: dict[int, list[str]] = {}
+    says: dict[int, list[str]] = {}
+    texts = [request.system] + [t["content"] for t in request.turns if t["role"] == "user"]
+    for text in texts:
+        for line in text.splitlines():
+            for keyword, into in (("PLAN", plans), ("SAY", says)):
+                head, colon, rest = line.strip().partition(":")
+                word, _, number = head.partition(" ")
+                if colon and word == keyword and number.strip().isdigit():
+                    into.setdefault(int(number), []).append(rest.strip())
+    return plans, says
+
+
+def _step_calls(step: str) -> list[tuple[str, Any]]:
+    calls = []
+    for part in step.split("&&"):
+        name, _, arguments = part.strip().partition(" ")
+        calls.append((name, json.loads(arguments) if arguments.strip() else {}))
+    return calls
+
+
+def simulated_user(request: ChatRequest) -> str:
+    """The persona's `SAYS:` lines, each once, in order, then the stop marker."""
+    lines = [
+        line.split("SAYS:", 1)[1].strip() for line in request.system.splitlines() if "SAYS:" in line
+    ]
+    left = [said for said in lines if f"USER: {said}" not in request.user]
+    return left[0] if left else "###STOP###"
+
+
+def agent_model(request: ChatRequest) -> Answer:
+    """A tool-calling agent that follows the PLAN and SAY lines of its prompt (module doc)."""
+    if "You play a user" in request.system:
+        return Answer(text=simulated_user(request))
+    plans, says = _plan(request)
+    turn = request.user_turn
+    done = len(request.turn_results)
+    steps = plans.get(turn, [])
+    made = 0
+    for step in steps:
+        calls = _step_calls(step)
+        if made + len(calls) > done:
+            offered = [(n, a) for n, a in calls if n in request.tools]
+            if offered:
+                return Answer(tool_calls=offered)
+        made += len(calls)
+    text = " ".join(says.get(turn, [])) or f"[{request.model}] {request.user}"
+    return Answer(text=text.replace("$RESULTS", "; ".join(request.turn_results)))
 
 
 def echo_service(body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
@@ -148,6 +236,7 @@ class ModelServer:
         api_key: str | None = None,
         max_in_flight: int | None = None,
         keep_log: bool = True,
+        spec_check: bool = False,
     ) -> None:
         self.latency_s = latency_s
         self.faults = faults or Faults()
@@ -157,10 +246,13 @@ class ModelServer:
         self.api_key = api_key
         self.max_in_flight = max_in_flight  # a real rate limit: more at once get a 429
         self.keep_log = keep_log
+        self.spec_check = spec_check  # refuse what the vendor's API would refuse (model_specs)
+        self.violations: list[str] = []
         self.counts: Counter[str] = Counter()
         self.log: list[Logged] = []
         self.in_flight = 0
         self.peak_in_flight = 0
+        self.busy_s = 0.0  # the server's own time: from a request read to its answer written
         self._arrivals: Counter[str] = Counter()
         self._script: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -294,6 +386,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.server_state.counts["connections"] += 1
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._post()
+        finally:
+            with self.server_state._lock:
+                self.server_state.busy_s += time.perf_counter() - started
+
+    def _post(self) -> None:
         state = self.server_state
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
@@ -338,6 +438,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(500, {"error": {"message": "The server had an error"}})
         elif (denied := _check_key(state, path, headers)) is not None:
             self._send(401, {"error": {"message": denied}})
+        elif refused := _spec_violations(state, path, body):
+            self._send(400, {"error": {"type": "invalid_request_error", "message": refused}})
         elif path == SERVICE_PATH:
             self._send(200, state.service(body, headers))
         elif path == ANTHROPIC_PATH:
@@ -376,6 +478,17 @@ def _check_key(state: ModelServer, path: str, headers: dict[str, str]) -> str | 
     given = headers.get("x-api-key") if path == ANTHROPIC_PATH else headers.get("authorization")
     expected = state.api_key if path == ANTHROPIC_PATH else f"Bearer {state.api_key}"
     return None if given == expected else f"Incorrect API key provided: {given}"
+
+
+def _spec_violations(state: ModelServer, path: str, body: Any) -> str:
+    """Why the vendor's API would refuse this request ("" when it would not, or unchecked)."""
+    if not state.spec_check or path == SERVICE_PATH:
+        return ""
+    found = anthropic_violations(body) if path == ANTHROPIC_PATH else openai_violations(body)
+    if found:
+        with state._lock:
+            state.violations.extend(found)
+    return "; ".join(found)
 
 
 def _text_of(content: Any) -> str:
@@ -421,10 +534,34 @@ def _anthropic_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return tools
 
 
+def _conversation(messages: list[Any]) -> list[dict[str, Any]]:
+    """The messages in one shape (`ChatRequest.turns`): a tool's result is a `tool` entry,
+    whether an OpenAI `tool` message or a block of an Anthropic user message carried it."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, content = message["role"], message.get("content")
+        if role in ("tool", "function"):
+            turns.append({"role": "tool", "content": _text_of(content or "")})
+            continue
+        blocks = content if isinstance(content, list) else []
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        for block in results:
+            turns.append({"role": "tool", "content": _text_of(block.get("content") or "")})
+        if results:
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            if text:
+                turns.append({"role": "user", "content": text})
+            continue
+        shown = "system" if role == "developer" else role
+        turns.append({"role": shown, "content": _text_of(content or "")})
+    return turns
+
+
 def _chat_request(
     body: dict[str, Any], system: str, headers: dict[str, str], tools: dict[str, dict[str, Any]]
 ) -> ChatRequest:
-    messages = [{"role": m["role"], "content": _text_of(m["content"])} for m in body["messages"]]
+    turns = _conversation(body["messages"])
+    messages = [{"role": t["role"], "content": t["content"]} for t in turns]
     users = [m["content"] for m in messages if m["role"] == "user"]
     params = {k: v for k, v in body.items() if k not in ("model", "messages", "system")}
     return ChatRequest(
@@ -435,7 +572,14 @@ def _chat_request(
         params=params,
         headers=headers,
         tools=tools,
+        turns=turns,
     )
+
+
+def _step(request: ChatRequest) -> str:
+    """Tool call ids unique in the conversation: the first answer's are `call_0`, `call_1`."""
+    made = sum(1 for t in request.turns if t["role"] == "assistant")
+    return f"{made}_" if made else ""
 
 
 def _answer(state: ModelServer, request: ChatRequest) -> Answer:
@@ -443,7 +587,7 @@ def _answer(state: ModelServer, request: ChatRequest) -> Answer:
     return Answer(text=answer) if isinstance(answer, str) else answer
 
 
-def _openai_message(answer: Answer) -> tuple[dict[str, Any], str]:
+def _openai_message(answer: Answer, step: str = "") -> tuple[dict[str, Any], str]:
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if not answer.tool_calls:
         return {**message, "content": answer.text}, "stop"
@@ -454,7 +598,8 @@ def _openai_message(answer: Answer) -> tuple[dict[str, Any], str]:
     if answer.legacy_function_call:
         return {**message, "function_call": functions[0]}, "function_call"
     message["tool_calls"] = [
-        {"id": f"call_{i}", "type": "function", "function": f} for i, f in enumerate(functions)
+        {"id": f"call_{step}{i}", "type": "function", "function": f}
+        for i, f in enumerate(functions)
     ]
     return message, "tool_calls"
 
@@ -466,7 +611,7 @@ def _openai_answer(state: ModelServer, body: dict[str, Any], headers: dict[str, 
     request = _chat_request(body, system, headers, _openai_tools(body))
     answer = _answer(state, request)
     text = answer.text
-    message, finish = _openai_message(answer)
+    message, finish = _openai_message(answer, _step(request))
     prompt_tokens = sum(words(m["content"]) for m in request.messages)
     return {
         "id": "chatcmpl-test",
@@ -498,7 +643,7 @@ def _anthropic_answer(state: ModelServer, body: dict[str, Any], headers: dict[st
     text = answer.text
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += [
-        {"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": args}
+        {"type": "tool_use", "id": f"toolu_{_step(request)}{i}", "name": name, "input": args}
         for i, (name, args) in enumerate(answer.tool_calls)
     ]
     return {
@@ -528,9 +673,14 @@ def main() -> None:
         action="store_true",
         help="answer as tool_model: a user line `CALL name {json}` calls that offered tool",
     )
+    parser.add_argument(
+        "--agent",
+        action="store_true",
+        help="answer as agent_model: the prompt's `PLAN n:` and `SAY n:` lines script it",
+    )
     args = parser.parse_args()
     faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_hang=args.rate_hang)
-    responder: Responder = tool_model if args.tools else echo_model
+    responder: Responder = agent_model if args.agent else tool_model if args.tools else echo_model
     server = ModelServer(
         latency_s=args.latency, faults=faults, responder=responder, keep_log=False
     ).start(args.port)
