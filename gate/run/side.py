@@ -65,27 +65,25 @@ class SideRunner:
         self.by_id = {case.id: (index, case) for index, case in enumerate(cases)}
 
     def __enter__(self) -> SideRunner:
-        try:
-            self.meta = self._open()
-        except BaseException:
-            self._stack.close()
-            raise
+        with ExitStack() as stack:  # closed at once when opening fails
+            self.meta = self._open(stack)
+            self._stack = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _open(self) -> RunMeta:
+    def _open(self, stack: ExitStack) -> RunMeta:
         """The side's services, and what its report says of them. A framework lists the
         suite's cases as it opens: the shard is chosen from them."""
         from gate.run.services import open_checks, open_framework, open_system
 
         if self.spec.measure.framework is not None:
-            self.framework = open_framework(self._stack, self.spec, self.env)
+            self.framework = open_framework(stack, self.spec, self.env)
             self._index(self.framework.cases)
             return framework_meta(self.spec, self.framework, len(self.selected))
-        self.system = open_system(self._stack, self.spec, self.env)
-        self.ctx = open_checks(self._stack, self.spec, [c for _, c in self.selected], self.env)
+        self.system = open_system(stack, self.spec, self.env)
+        self.ctx = open_checks(stack, self.spec, [c for _, c in self.selected], self.env)
         return build_meta(self.spec, self.system, self.ctx, len(self.selected))
 
     @property
