@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from gate.checks import plan_case
 from gate.errors import GateError, InputError
@@ -214,7 +213,9 @@ def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -
 SHOWN_IDS = 10
 
 
-def render_problems(cases: list[Case], render: Callable[[Any], Any], key: str) -> list[InputError]:
+def render_problems(
+    cases: list[Case], render: Callable[[dict[str, object]], object], key: str
+) -> list[InputError]:
     """The cases whose input the prompt does not render for, one error per reason (an
     undefined variable is one reason however many cases lack it), named at its first case
     with the ids of the others."""
