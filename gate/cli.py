@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -13,6 +12,7 @@ from typing import NoReturn
 
 from gate import __version__
 from gate.errors import GateError, InputError
+from gate.interpreter import skip_plugin_scan
 from gate.joblog import defuse_job_log
 
 # Only the chosen command's module is imported: start-up time is paid on every CI step.
@@ -42,18 +42,9 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 
 
 def import_command(name: str) -> ModuleType:
-    """The command's module. pydantic scans every installed distribution for plugins when the
-    first model is built (~10 ms); the gate's own models need none, so the scan is skipped
-    while they are built. Models built later (a user's, in a `python` system) still get theirs,
-    and the variable never reaches the processes the gate starts."""
-    ours = "PYDANTIC_DISABLE_PLUGINS" not in os.environ
-    if ours:
-        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
-    try:
-        return importlib.import_module(f"gate.commands.{name}")
-    finally:
-        if ours:
-            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+    """The command's module; pydantic's plugin scan is skipped first (`skip_plugin_scan`)."""
+    skip_plugin_scan()
+    return importlib.import_module(f"gate.commands.{name}")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -12,6 +12,9 @@ environment the process hands on: a system that needs `PYTHONPATH` gets it in it
 after that process confined itself (`gate.systems.worker_main`). What the gate's own output
 depends on (unbuffered, no bytecode, warnings, `-X` options) is passed on as flags.
 
+This module is the first the `gate` command imports, before it starts itself again isolated:
+it imports nothing that start does not need (no `pathlib`, no `typing`).
+
 `gate` itself may be started by Python in the normal mode (the `gate` script, `python -m
 gate`): a `sitecustomize` on `PYTHONPATH` has then run before any of the gate's code, and
 nothing the gate does afterwards can undo what it did. `isolate()`, the entry's first act,
@@ -24,8 +27,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 # Runs `gate` as `python -m gate` would, with the folder the running gate was imported from
 # appended to the import path: a gate found only through PYTHONPATH (a source checkout) still
@@ -62,8 +67,23 @@ def isolate() -> None:
     (or the platform cannot replace a process)."""
     if sys.flags.isolated or os.name != "posix" or not sys.executable:
         return
-    folder = str(Path(__file__).resolve().parent.parent)
+    folder = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     argv = python_command("-c", _BOOTSTRAP.format(folder=folder), *sys.argv[1:])
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, argv)
+
+
+def skip_plugin_scan() -> None:
+    """pydantic looks for plugins in every installed distribution's entry points (5-35 ms)
+    the first time it builds a model's validator. This process builds only the gate's own
+    models (a team's code runs in processes of their own: a `python` system's worker, the
+    sandbox), and they take no plugin: record that there are none, so no scan happens, not
+    even for the models of a module imported late. The processes the gate starts look for
+    theirs as usual (an environment variable would reach them)."""
+    try:
+        from pydantic.plugin import _loader
+    except ImportError:  # a pydantic that keeps its plugins elsewhere scans as it always did
+        return
+    if getattr(_loader, "_plugins", False) is None:
+        _loader._plugins = {}

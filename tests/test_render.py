@@ -31,7 +31,10 @@ from gate.render import (
     render_junit,
     render_summary,
 )
+from gate.render.diff import diff_lines
 from gate.render.markdown import ZWJ, ZWSP, code, code_block, one_line, shorten, text
+from gate.render.style import MARKDOWN
+from gate.render.usage import usage_rows
 
 
 def failing_rows(outputs: list[str], details: list[str]) -> list[dict]:
@@ -442,3 +445,18 @@ def test_a_delta_just_past_the_threshold_shows_two_digits(tmp_path: Path) -> Non
         Policy(threshold=5),
     )
     assert "(\N{MINUS SIGN}5.0 pts, threshold 5)" in render_comment(exact, RenderContext())
+
+
+def test_a_change_the_shown_latencies_round_away_gets_no_percentage(tmp_path: Path) -> None:
+    base = report(tmp_path, "base", [case("a", latency_ms=0.2), case("b", latency_ms=0.3)])
+    head = report(tmp_path, "head", [case("a", latency_ms=0.4), case("b", latency_ms=0.5)])
+    rows = {str(r["label"]): r for r in usage_rows(compare(base, head, Policy()), MARKDOWN)}
+    p50 = rows["Latency p50"]
+    assert (str(p50["base"]), str(p50["head"])) == ("0 ms", "0 ms")
+    assert "%" not in str(p50["delta"])
+    assert str(rows["Calls"]["delta"]) == "±0 (±0%)"  # an unchanged count keeps its 0%
+
+
+def test_an_outputs_final_newline_is_no_line_of_its_diff() -> None:
+    lines = diff_lines("We can help with fees.\n", "We can help with nothing.\n")
+    assert lines == ["- We can help with fees.", "+ We can help with nothing."]

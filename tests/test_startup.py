@@ -13,7 +13,10 @@ from helpers.servers.git_http import git
 from helpers.servers.world import REPO_ROOT
 
 HEAVY = {"numpy", "git", "jinja2", "cmarkgfm", "jsonschema", "gate.render", "gate.compare",
-         "gate.github", "gate.flow"}  # fmt: skip
+         "gate.github", "gate.flow", "difflib",
+         # the checks a case without them does not load
+         "gate.checks.code", "gate.checks.python", "gate.checks.rubric", "gate.checks.judge",
+         "gate.promptfoo.checks", "gate.promptfoo.inputs.csv_tests", "gate.sandbox"}  # fmt: skip
 
 
 def test_gate_run_of_a_python_system_imports_nothing_heavy(tmp_path: Path) -> None:

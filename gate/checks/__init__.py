@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gate.checks.base import Check, CheckContext
-from gate.checks.code import CodeChecks
-from gate.checks.python import PythonCheck
-from gate.checks.rubric import RubricCheck
 from gate.checks.text import (
     Contains,
     ContainsSome,
@@ -35,13 +32,16 @@ from gate.checks.trajectory import (
     TrajectoryCheck,
 )
 from gate.inputs.expect import Expect
-from gate.promptfoo.checks import run_assertions
-from gate.promptfoo.inputs.assertions import AssertionSet
 from gate.report.checks import CheckResult, TurnCheckResult, TurnEnding, TurnReachedResult
 from gate.report.models import JudgeCall, add_calls
 
+# Code, the team's Python checks, the judge and promptfoo's assertions load with the first
+# case that has one: a suite of text checks starts without them.
 if TYPE_CHECKING:
+    from gate.checks.python import PythonCheck
+    from gate.checks.rubric import RubricCheck
     from gate.inputs.cases import Case
+    from gate.promptfoo.inputs.assertions import AssertionSet
     from gate.report.output import SystemOutput
 
 __all__ = ["CheckContext", "CheckPlan", "Evaluation", "plan_case", "plan_checks"]
@@ -77,6 +77,8 @@ class CheckPlan:
 
     def _own(self, output: SystemOutput, case: Case, ctx: CheckContext) -> Evaluation:
         if self.assertions is not None:
+            from gate.promptfoo.checks import run_assertions
+
             found, call = run_assertions(self.assertions, output, case, ctx)
             rest = self._gate_checks(output, case, ctx)
             judge = add_calls(call, rest.judge) if call and rest.judge else call or rest.judge
@@ -190,8 +192,15 @@ def plan_checks(expect: Expect) -> CheckPlan:
     if expect.max_tool_calls is not None:
         add([MaxToolCalls(expect.max_tool_calls)])
     if expect.has_code_checks:
+        from gate.checks.code import CodeChecks
+
         add([CodeChecks()])
-    plan.python = [PythonCheck(t, expect.pass_threshold) for t in expect.python]
+    if expect.python:
+        from gate.checks.python import PythonCheck
+
+        plan.python = [PythonCheck(t, expect.pass_threshold) for t in expect.python]
     if expect.rubric:
+        from gate.checks.rubric import RubricCheck
+
         plan.judge = RubricCheck()
     return plan

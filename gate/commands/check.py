@@ -27,6 +27,14 @@ def add_parser(sub: Any) -> None:
             "fail (or inconclusive under `inconclusive: block`), 3 error, 2 bad input."
         ),
     )
+    _what_arguments(p)
+    _output_arguments(p)
+    _run_arguments(p)
+    p.set_defaults(handler=handle)
+
+
+def _what_arguments(p: argparse.ArgumentParser) -> None:
+    """What is compared, where the reports go, the threshold."""
     p.add_argument("-c", "--config", default="gate.yml", help="config file (default: gate.yml)")
     p.add_argument(
         "--base",
@@ -40,6 +48,10 @@ def add_parser(sub: Any) -> None:
         ".gitignore of `gate init` ignores)",
     )
     p.add_argument("--threshold", type=float, metavar="POINTS", help="override `threshold`")
+
+
+def _output_arguments(p: argparse.ArgumentParser) -> None:
+    """What is written: the comment's format, full held-out reports, an HTML page."""
     p.add_argument(
         "--format",
         choices=("markdown", "summary", "text"),
@@ -59,6 +71,10 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="also write the comment as an HTML page, rendered by GitHub's Markdown engine",
     )
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    """How it runs: the cache, the PR's labels, a plan instead of a run."""
     p.add_argument(
         "--no-cache",
         action="store_true",
@@ -80,7 +96,6 @@ def add_parser(sub: Any) -> None:
         help="print what would run (each suite, each side's commit and system, the cases, the "
         "budget) as a table or as JSON, and run nothing",
     )
-    p.set_defaults(handler=handle)
 
 
 def write_preview(path: Path, markdown: str) -> None:

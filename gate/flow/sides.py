@@ -250,12 +250,12 @@ def runner_argv(requests: int, records: int, env: Mapping[str, str]) -> list[str
     """A side's runner: a Python of the gate's own, isolated (no PYTHONPATH, no user site, no
     `sitecustomize` of the checkout), importing the gate from where this process did, under
     a keeper that ends it and all it started at its end or its wall-clock limit. As in
-    `gate.cli`, pydantic's plugin scan is skipped while the gate's own models are built."""
+    `gate.cli`, pydantic's plugin scan is skipped (`skip_plugin_scan`)."""
     home = str(Path(gate.__file__).resolve().parent.parent)
     boot = (
-        f"import os, sys; sys.path.insert(0, {home!r}); "
-        "os.environ['PYDANTIC_DISABLE_PLUGINS'] = '1'; from gate.run.serve import main; "
-        "del os.environ['PYDANTIC_DISABLE_PLUGINS']; sys.exit(main(sys.argv[1:]))"
+        f"import sys; sys.path.insert(0, {home!r}); "
+        "from gate.interpreter import skip_plugin_scan; skip_plugin_scan(); "
+        "from gate.run.serve import main; sys.exit(main(sys.argv[1:]))"
     )
     run = python_command("-c", boot, str(requests), str(records), environ=env)
     return supervised(run, time_limit(env), python_command(environ=env))

@@ -56,28 +56,26 @@ class FrameworkSide:
         self._runs = itertools.count(1)
 
     def __enter__(self) -> FrameworkSide:
-        try:
-            self._open()
-        except BaseException:
-            self._stack.close()
-            raise
+        with ExitStack() as stack:  # closed at once when opening fails
+            self._open(stack)
+            self._stack = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _open(self) -> None:
+    def _open(self, stack: ExitStack) -> None:
         from gate.frameworks.process import FrameworkProcess
         from gate.frameworks.pytest_suite import measuring_config
 
-        self._scratch = self._stack.enter_context(scratch_folder())
+        self._scratch = stack.enter_context(scratch_folder())
         globs = list(self.suite.instrument)
         run_dir = build_overlay(self.root, self.instrument_root, globs, self._scratch / "checkout")
         if self.suite.pytest is not None:
             self._config = measuring_config(self._scratch, self.instrument_root, self.suite.pytest)
         key = "inspect.task" if self.suite.inspect is not None else "pytest.args"
         process = FrameworkProcess(self.suite.framework, run_dir, self._scratch, self.environ, key)
-        self._stack.callback(process.close)
+        stack.callback(process.close)
         self._process = process
         self.listing = self._list()
         if not self.listing.cases:

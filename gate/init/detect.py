@@ -27,11 +27,16 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
 from gate.init.entry_points import PythonTarget, entry_points, rank
+
+if TYPE_CHECKING:
+    from jinja2 import nodes  # at run time, imported only where a template is read
+
+    Lookup = nodes.Getattr | nodes.Getitem
 
 PROMPT_SUFFIXES = {".j2", ".jinja", ".jinja2", ".prompt"}
 PROMPT_TEXT_SUFFIXES = {".md", ".txt"}
@@ -189,48 +194,64 @@ def template_inputs(text: str) -> dict[str, Shape] | None:
     if template_problem(text) is not None:
         return None
     tree = _environment().parse(text)
-
-    def key_of(node: nodes.Node) -> str | None:
-        if isinstance(node, nodes.Getattr):
-            return node.attr
-        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
-            return node.arg.value if isinstance(node.arg.value, str) else None
-        return None
-
-    def from_input(node: nodes.Node) -> str | None:
-        """`input.key` or `input["key"]`: the key."""
-        if isinstance(node, nodes.Getattr | nodes.Getitem) and isinstance(node.node, nodes.Name):
-            key = key_of(node) if node.node.name == "input" else None
-            return key if key != "id" else None
-        return None
-
-    def variable(node: nodes.Node) -> str | None:
-        if isinstance(node, nodes.Name):
-            return None if node.name == "input" else node.name
-        return from_input(node)
-
     shapes: dict[str, Shape] = {name: "text" for name in _undeclared(tree) - {"input"}}
     lookups = [
         n for n in tree.find_all((nodes.Getattr, nodes.Getitem))
         if isinstance(n, nodes.Getattr | nodes.Getitem)
     ]  # fmt: skip
     for lookup in lookups:
-        key = from_input(lookup)
+        key = _from_input(lookup)
         if key is not None:
             shapes.setdefault(key, "text")
     for loop in tree.find_all(nodes.For):
-        name = variable(loop.iter) if isinstance(loop, nodes.For) else None
+        name = _variable(loop.iter) if isinstance(loop, nodes.For) else None
         if name in shapes:
             shapes[name] = "list"
+    _add_keys(shapes, lookups, tree)
+    return dict(sorted(shapes.items()))
+
+
+def _add_keys(shapes: dict[str, Shape], lookups: list[Lookup], tree: nodes.Template) -> None:
+    """A variable read by key (not a method call such as `name.upper()`) is a mapping of the
+    keys read; a list stays a list."""
+    from jinja2 import nodes
+
     methods = {id(call.node) for call in tree.find_all(nodes.Call) if isinstance(call, nodes.Call)}
     for lookup in lookups:
-        name, key = variable(lookup.node), key_of(lookup)
+        name, key = _variable(lookup.node), _key_of(lookup)
         if name not in shapes or key is None or id(lookup) in methods:
             continue
         shape = shapes[name]
         if shape != "list":
             shapes[name] = tuple(sorted({*(shape if isinstance(shape, tuple) else ()), key}))
-    return dict(sorted(shapes.items()))
+
+
+def _key_of(node: nodes.Node) -> str | None:
+    from jinja2 import nodes
+
+    if isinstance(node, nodes.Getattr):
+        return node.attr
+    if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+        return node.arg.value if isinstance(node.arg.value, str) else None
+    return None
+
+
+def _from_input(node: nodes.Node) -> str | None:
+    """`input.key` or `input["key"]`: the key."""
+    from jinja2 import nodes
+
+    if isinstance(node, nodes.Getattr | nodes.Getitem) and isinstance(node.node, nodes.Name):
+        key = _key_of(node) if node.node.name == "input" else None
+        return key if key != "id" else None
+    return None
+
+
+def _variable(node: nodes.Node) -> str | None:
+    from jinja2 import nodes
+
+    if isinstance(node, nodes.Name):
+        return None if node.name == "input" else node.name
+    return _from_input(node)
 
 
 def _undeclared(tree: Any) -> set[str]:

@@ -27,7 +27,6 @@ from gate.inputs.policy import Severity
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
 from gate.inputs.text_files import read_utf8
 from gate.promptfoo.inputs.assertions import Assertion, AssertionSet
-from gate.promptfoo.inputs.csv_tests import csv_records
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
@@ -240,6 +239,8 @@ def _records_json_array(text: str, display: str) -> Iterator[tuple[Any, int]]:
 
 def _csv_cases(text: str, path: Path, display: str, root: Path) -> Iterator[Case]:
     """A CSV case file's rows; `file://` values and python files are the checkout's (`root`)."""
+    from gate.promptfoo.inputs.csv_tests import csv_records  # only for CSV files
+
     for test, at in csv_records(text, display, path.stem):
         try:
             case = parse_case(test.record, file=path, display=display, line=at.row.line)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -17,7 +17,9 @@ from gate.inputs.framework_suites import (
 )
 from gate.inputs.policy import PolicyKeys
 from gate.inputs.sourcemap import Locator, known_fields, load_yaml, validation_error
-from gate.promptfoo.inputs.files import Checkout
+
+if TYPE_CHECKING:
+    from gate.promptfoo.inputs.files import Checkout
 
 
 class ClosedModel(BaseModel):

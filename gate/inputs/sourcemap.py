@@ -6,7 +6,6 @@ line it came from; pydantic's error locations are then translated into those pat
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +119,8 @@ def _models_in(annotation: Any) -> Iterable[type[BaseModel]]:
 
 
 def suggest(word: str, vocabulary: Iterable[str]) -> str:
+    import difflib  # for a typo's message only
+
     match = difflib.get_close_matches(word, list(vocabulary), n=1, cutoff=0.6)
     return f" (did you mean `{match[0]}`?)" if match else ""
 

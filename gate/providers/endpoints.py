@@ -72,16 +72,8 @@ def openai_endpoint(
         headers = {"api-key": api_key} if azure else {"Authorization": f"Bearer {api_key}"}
         written = {"api-key": name_ref} if azure else {"Authorization": f"Bearer {name_ref}"}
     provider = "openai" if host == "api.openai.com" else "azure" if azure else "openai-compatible"
-    return Endpoint(
-        provider=provider,
-        url=url,
-        display_url=redact_url(url),
-        headers=headers,
-        secrets=secrets,
-        url_from=_url_from(base_url, "OPENAI_BASE_URL", key),
-        key_env=name,
-        written_headers=written,
-    )
+    url_from = _url_from(base_url, "OPENAI_BASE_URL", key)
+    return _endpoint(provider, url, (headers, written), secrets, url_from, name)
 
 
 def anthropic_endpoint(
@@ -98,16 +90,8 @@ def anthropic_endpoint(
     if api_key:
         headers["x-api-key"] = api_key
         written["x-api-key"] = f"${{{name}}}"
-    return Endpoint(
-        provider="anthropic",
-        url=url,
-        display_url=redact_url(url),
-        headers=headers,
-        secrets=secrets,
-        url_from=_url_from(base_url, "ANTHROPIC_BASE_URL", key),
-        key_env=name,
-        written_headers=written,
-    )
+    url_from = _url_from(base_url, "ANTHROPIC_BASE_URL", key)
+    return _endpoint("anthropic", url, (headers, written), secrets, url_from, name)
 
 
 def service_endpoint(
@@ -115,12 +99,27 @@ def service_endpoint(
 ) -> Endpoint:
     _check_url(url, f"{key}.url")
     resolved, secrets = expand_headers(headers, environ, f"{key}.headers")
+    url_from = _url_from(url, "", key, "url")
+    return _endpoint("http", url, (resolved, dict(headers)), secrets, url_from, None)
+
+
+def _endpoint(
+    provider: str,
+    url: str,
+    headers: tuple[dict[str, str], dict[str, str]],
+    secrets: Secrets,
+    url_from: str,
+    key_env: str | None,
+) -> Endpoint:
+    """`headers`: as sent (secrets filled in), and as the config wrote them."""
+    sent, written = headers
     return Endpoint(
-        provider="http",
+        provider=provider,
         url=url,
         display_url=redact_url(url),
-        headers=resolved,
+        headers=sent,
         secrets=secrets,
-        url_from=_url_from(url, "", key, "url"),
-        written_headers=dict(headers),
+        url_from=url_from,
+        key_env=key_env,
+        written_headers=written,
     )

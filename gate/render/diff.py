@@ -50,7 +50,8 @@ def segments(value: str | None) -> list[str]:
     if value is None:
         return []
     out: list[str] = []
-    for line in sanitize(value).expandtabs(4).split("\n"):
+    # An output's final newline (a test's captured print) is no line of its own.
+    for line in sanitize(value.rstrip("\n")).expandtabs(4).split("\n"):
         line = line.rstrip()
         if len(line) > WRAP:
             out.extend(p for p in _SENTENCE.split(line) if p)

@@ -24,7 +24,9 @@ def _delta(base: float | None, head: float | None, show: Shown) -> Md:
     if base is None or head is None:
         return Md(values.DASH)
     diff = show(head - base, signed=True)
-    relative = f" ({values.pts((head - base) / base * 100, 0)}%)" if base else ""
+    # A change the shown values round away (0 ms and 0 ms) gets no percentage of its own.
+    hidden = head != base and show(head) == show(base)
+    relative = f" ({values.pts((head - base) / base * 100, 0)}%)" if base and not hidden else ""
     return Md(f"{diff}{relative}")
 
 

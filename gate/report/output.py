@@ -5,7 +5,7 @@ wire formats) speak it without importing each other."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from pydantic import (
@@ -134,19 +134,28 @@ class TranscriptMessage(BaseModel):
 
 def steps_from(value: JsonValue, *, where: str) -> list[Step]:
     """`trajectory` of a system's own answer: a list of `{name, arguments, result}`."""
+    items = _named_items(value, where, "`trajectory`", "a trajectory step")
+    return [
+        Step.of(ToolCall.parsed(name, item.get("arguments")), item.get("result"))
+        for name, item in items
+    ]
+
+
+def _named_items(
+    value: JsonValue, where: str, what: str, item_noun: str
+) -> Iterator[tuple[str, dict[str, JsonValue]]]:
+    """A system's list of objects that each carry a string `name`, one by one with their
+    names; a TypeError naming `where` when it is not a list or an item has no such name."""
     if value is None:
-        return []
+        return
     if not isinstance(value, list):
-        raise TypeError(f"{where} returned `trajectory` that is not a list")
-    steps = []
+        raise TypeError(f"{where} returned {what} that is not a list")
     for item in value:
-        step = item if isinstance(item, dict) else {}
-        name = step.get("name")
+        fields = item if isinstance(item, dict) else {}
+        name = fields.get("name")
         if not isinstance(name, str):
-            raise TypeError(f"{where} returned a trajectory step without a string `name`")
-        call = ToolCall.parsed(name, step.get("arguments"))
-        steps.append(Step.of(call, step.get("result")))
-    return steps
+            raise TypeError(f"{where} returned {item_noun} without a string `name`")
+        yield name, fields
 
 
 def readable_output(text: str | None, tool_calls: Sequence[ToolCall] = ()) -> str | None:
@@ -161,18 +170,8 @@ def readable_output(text: str | None, tool_calls: Sequence[ToolCall] = ()) -> st
 def tool_calls_from(value: JsonValue, *, where: str) -> list[ToolCall]:
     """`tool_calls` of a system's own answer (python, command, http, replay): a list of
     `{name, arguments}`, the arguments as data or as a JSON string."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise TypeError(f"{where} returned `tool_calls` that is not a list")
-    calls = []
-    for item in value:
-        call = item if isinstance(item, dict) else {}
-        name = call.get("name")
-        if not isinstance(name, str):
-            raise TypeError(f"{where} returned a tool call without a string `name`")
-        calls.append(ToolCall.parsed(name, call.get("arguments")))
-    return calls
+    items = _named_items(value, where, "`tool_calls`", "a tool call")
+    return [ToolCall.parsed(name, item.get("arguments")) for name, item in items]
 
 
 class SystemOutput(BaseModel):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from gate.checks import plan_case
 from gate.errors import GateError, InputError
@@ -40,8 +39,6 @@ from gate.inputs.config import (
     SuiteConfig,
 )
 from gate.run.endpoint_keys import judge_key_problem, system_key_problem
-from gate.systems.python_system import signature_problem
-from gate.systems.worker import SystemWorker
 
 
 def _problem(root: Path, name: str) -> str | None:
@@ -141,6 +138,9 @@ def target_problem(loaded: LoadedConfig, suite: SuiteConfig, root: Path) -> Inpu
     it (`gate.systems.worker`: as root, an unprivileged uid), never in the gate's process."""
     if not isinstance(suite.system, PythonSystem):
         return None
+    from gate.systems.python_system import signature_problem
+    from gate.systems.worker import SystemWorker
+
     spec = {"kind": "python", "target": suite.system.target}
     line = loaded.suite_line(suite.name, "system", "target")
     try:
@@ -213,7 +213,9 @@ def promptfoo_problems(system: PromptfooSystem, root: Path, cases: list[Case]) -
 SHOWN_IDS = 10
 
 
-def render_problems(cases: list[Case], render: Callable[[Any], Any], key: str) -> list[InputError]:
+def render_problems(
+    cases: list[Case], render: Callable[[dict[str, object]], object], key: str
+) -> list[InputError]:
     """The cases whose input the prompt does not render for, one error per reason (an
     undefined variable is one reason however many cases lack it), named at its first case
     with the ids of the others."""

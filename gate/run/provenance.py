@@ -18,6 +18,9 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+OID = "# branch.oid "
+
+
 def find_repo_root(start: Path) -> Path | None:
     for folder in [start.resolve(), *start.resolve().parents]:
         if (folder / ".git").exists():
@@ -29,12 +32,23 @@ def git_state(root: Path) -> tuple[str | None, bool | None]:
     """(sha, dirty) of the repository holding `root`, or (None, None) outside git."""
     if find_repo_root(root) is None:
         return None, None
-    # Two plain git calls: importing gitpython alone costs 25 ms of every run's start-up.
-    sha = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    if not sha:
+    # One plain git call (importing gitpython alone costs 25 ms of every run's start-up): the
+    # commit is status's `branch.oid` header line, every other line a changed tracked file.
+    status = _git(
+        root,
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "--no-ahead-behind",
+        "--untracked-files=no",
+    )
+    if status is None:  # no status: the commit may still be known, not whether it changed
+        return _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}") or None, None
+    lines = status.splitlines()
+    sha = next((line[len(OID) :] for line in lines if line.startswith(OID)), "(initial)")
+    if sha == "(initial)":  # no commit yet
         return None, None
-    status = _git(root, "status", "--porcelain", "--untracked-files=no")
-    return sha, None if status is None else bool(status)
+    return sha, any(not line.startswith("#") for line in lines)
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import TypedDict
 
 from gate.checks import CheckContext, CheckPlan
 from gate.errors import CheckInfraError, GateError
@@ -27,6 +28,7 @@ from gate.report.models import (
     truncate_output,
     truncate_transcript,
 )
+from gate.report.output import Step, SystemOutput, ToolCall, TranscriptMessage
 from gate.systems.base import System, SystemRequest
 
 Sink = Callable[[CaseResult], None]
@@ -86,38 +88,65 @@ def run_attempt(
             error=f"system error: {_short_exception(exc)}",
             latency_ms=round(latency, 3),
         )
-    latency = (time.perf_counter() - started) * 1000
+    output = _timed(output, (time.perf_counter() - started) * 1000)  # what checks read
+    return _checked(output, case, plan, ctx, _answer(repeat, output))
+
+
+def _timed(output: SystemOutput, latency: float) -> SystemOutput:
     if output.cached and output.latency_ms is not None:
         latency = output.latency_ms  # so a cached base compares fairly with a fresh head
-    output = output.model_copy(update={"latency_ms": round(latency, 3)})  # what checks read
+    return output.model_copy(update={"latency_ms": round(latency, 3)})
+
+
+class _Answer(TypedDict):
+    """An attempt's answer, whatever its checks make of it."""
+
+    repeat: int
+    output: str | None
+    tool_calls: list[ToolCall]
+    finish_reason: str | None
+    messages: list[TranscriptMessage]
+    trajectory: list[Step]
+    latency_ms: float | None
+    tokens: Tokens
+    cost_usd: float | None
+    cached: bool
+
+
+def _answer(repeat: int, output: SystemOutput) -> _Answer:
     usage = output.usage
     tokens = (
         Tokens(prompt=usage.prompt_tokens, completion=usage.completion_tokens)
         if usage
         else Tokens()
     )
-    base = {
+    return {
         "repeat": repeat,
         "output": truncate_output(output.text),
         "tool_calls": output.tool_calls,
         "finish_reason": output.finish_reason,
         "messages": truncate_transcript(output.messages),
         "trajectory": output.trajectory,
-        "latency_ms": round(latency, 3),
+        "latency_ms": output.latency_ms,
         "tokens": tokens,
         "cost_usd": output.cost_usd,
         "cached": output.cached,
     }
+
+
+def _checked(
+    output: SystemOutput, case: Case, plan: CheckPlan, ctx: CheckContext, answer: _Answer
+) -> Attempt:
     try:
         evaluation = plan.evaluate(output, case, ctx)
     except CheckInfraError as exc:
-        return Attempt(status="error", error=f"check error: {exc}", **base)
+        return Attempt(status="error", error=f"check error: {exc}", **answer)
     except Exception as exc:  # a bug in a check must not take the run down
-        return Attempt(status="error", error=f"check crashed: {_short_exception(exc)}", **base)
+        return Attempt(status="error", error=f"check crashed: {_short_exception(exc)}", **answer)
     checks = evaluation.results
     scores = judge_scores(checks)
     judge = JudgeUsage.of(evaluation.judge) if evaluation.judge else None
-    return Attempt(status=status_of(checks), checks=checks, scores=scores, judge=judge, **base)
+    return Attempt(status=status_of(checks), checks=checks, scores=scores, judge=judge, **answer)
 
 
 def aggregate(case: Case, index: int, attempts: list[Attempt]) -> CaseResult:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from gate import __version__
 from gate.checks import CheckContext, plan_case
@@ -25,6 +27,7 @@ from gate.inputs.cases import Case
 from gate.inputs.config import LoadedConfig, SuiteConfig
 from gate.inputs.shard import select_shard
 from gate.providers.cache import resolve_cache_dir
+from gate.report.descriptions import SandboxInfo, SystemInfo
 from gate.report.models import Attempt, CaseResult, RunMeta
 from gate.report.plan import AutoRecord
 from gate.run.cases import checked_cases
@@ -62,27 +65,25 @@ class SideRunner:
         self.by_id = {case.id: (index, case) for index, case in enumerate(cases)}
 
     def __enter__(self) -> SideRunner:
-        try:
-            self.meta = self._open()
-        except BaseException:
-            self._stack.close()
-            raise
+        with ExitStack() as stack:  # closed at once when opening fails
+            self.meta = self._open(stack)
+            self._stack = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
-    def _open(self) -> RunMeta:
+    def _open(self, stack: ExitStack) -> RunMeta:
         """The side's services, and what its report says of them. A framework lists the
         suite's cases as it opens: the shard is chosen from them."""
         from gate.run.services import open_checks, open_framework, open_system
 
         if self.spec.measure.framework is not None:
-            self.framework = open_framework(self._stack, self.spec, self.env)
+            self.framework = open_framework(stack, self.spec, self.env)
             self._index(self.framework.cases)
             return framework_meta(self.spec, self.framework, len(self.selected))
-        self.system = open_system(self._stack, self.spec, self.env)
-        self.ctx = open_checks(self._stack, self.spec, [c for _, c in self.selected], self.env)
+        self.system = open_system(stack, self.spec, self.env)
+        self.ctx = open_checks(stack, self.spec, [c for _, c in self.selected], self.env)
         return build_meta(self.spec, self.system, self.ctx, len(self.selected))
 
     @property
@@ -183,7 +184,7 @@ def build_meta(spec: SideSpec, system: System, ctx: CheckContext, n: int) -> Run
     files = hash_files([*own_files(spec), *system.files()], [root, spec.measure.checks_root])
     sandbox = ctx.sandbox.protections() if ctx.sandbox else None
     described = system.describe()
-    return _meta(spec, n, len(spec.measure.cases), system=described, files=files, sandbox=sandbox)
+    return _meta(spec, n, len(spec.measure.cases), described, files, sandbox=sandbox)
 
 
 def framework_meta(spec: SideSpec, framework: FrameworkSide, n: int) -> RunMeta:
@@ -194,7 +195,7 @@ def framework_meta(spec: SideSpec, framework: FrameworkSide, n: int) -> RunMeta:
     files = dict(sorted((files | hash_files(framework.instrument_files(), [checks_root])).items()))
     size = len(framework.cases)
     measured = framework.measured()
-    return _meta(spec, n, size, system=framework.describe(), files=files, framework=measured)
+    return _meta(spec, n, size, framework.describe(), files, framework=measured)
 
 
 def own_files(spec: SideSpec) -> list[Path]:
@@ -204,7 +205,18 @@ def own_files(spec: SideSpec) -> list[Path]:
     return [*own, *watched]
 
 
-def _meta(spec: SideSpec, n: int, size: int, **what: Any) -> RunMeta:
+def _meta(
+    spec: SideSpec,
+    n: int,
+    size: int,
+    system: Mapping[str, object],
+    files: dict[str, str],
+    *,
+    sandbox: Mapping[str, object] | None = None,
+    framework: dict[str, JsonValue] | None = None,
+) -> RunMeta:
+    # `framework` is an extra field of the report's meta line: present only on a framework side.
+    extra = {} if framework is None else {"framework": framework}
     root = spec.root.resolve()
     sha, dirty = git_state(root)
     measure = spec.measure
@@ -225,7 +237,10 @@ def _meta(spec: SideSpec, n: int, size: int, **what: Any) -> RunMeta:
         n_cases=n,
         suite_size=size,
         shard=spec.shard,
-        **what,
+        files=files,
+        system=SystemInfo.model_validate(system),
+        sandbox=None if sandbox is None else SandboxInfo.model_validate(sandbox),
+        **extra,
     )
 
 

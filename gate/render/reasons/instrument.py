@@ -32,10 +32,9 @@ from gate.compare.findings import (
     TemplatesChanged,
     WatchNarrowed,
 )
-from gate.compare.instrument_findings import INSTRUMENT_KINDS, KeyChange
+from gate.compare.instrument_findings import INSTRUMENT_KINDS
 from gate.inputs.policy import SEVERITY_ORDER
-from gate.render.reasons.rules import _ids, _policy_value
-from gate.render.reasons.sentence import fmt, sentence
+from gate.render.reasons.sentence import fmt, key_changes, listed, policy_value, quoted, sentence
 
 CASE_FIELDS = {
     "expect": "changes the expectations of",
@@ -53,22 +52,18 @@ def is_instrument(finding: Finding) -> bool:
 
 def _cases(ids: Sequence[str]) -> str:
     noun = "case" if len(ids) == 1 else "cases"
-    return f"{len(ids):,} {noun} ({_ids(list(ids))})"
+    return f"{len(ids):,} {noun} ({listed(ids)})"
 
 
 def _them(ids: Sequence[str], one: str, more: str) -> str:
     return one if len(ids) == 1 else more
 
 
-def _changes(changes: Sequence[KeyChange]) -> str:
-    return "; ".join(f"{c.key}: {_policy_value(c.base)} → {_policy_value(c.head)}" for c in changes)
-
-
 def _price(price: dict[str, float] | None) -> str:
     if price is None:
         return "no price"
     value: JsonValue = {"input": price["input"], "output": price["output"]}
-    return _policy_value(value)
+    return policy_value(value)
 
 
 @sentence.register
@@ -83,7 +78,7 @@ def _(f: BaseUnreadable) -> str:
 def _(f: SuiteRemoved) -> str:
     renamed = (
         f"; the head's new {'suite is' if len(f.head_suites) == 1 else 'suites are'} "
-        + ", ".join(f"`{name}`" for name in f.head_suites)
+        + quoted(f.head_suites)
         if f.head_suites
         else ""
     )
@@ -133,7 +128,7 @@ def _(f: SeveritiesChanged) -> str:
             for c in f.changes
             if (SEVERITY_ORDER[c.head] > SEVERITY_ORDER[c.base]) == lower
         ]
-        return ", ".join(shown[:5]) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+        return listed(shown)
 
     parts = [f"{verb} the severity of {moved(lower)}" for verb, lower in
              (("lowers", True), ("raises", False)) if moved(lower)]  # fmt: skip
@@ -165,9 +160,9 @@ def _(f: CaseFilesChanged) -> str:
 def _(f: WatchNarrowed) -> str:
     parts = []
     if f.removed:
-        parts.append("drops " + ", ".join(f"`{p}`" for p in f.removed))
+        parts.append("drops " + quoted(f.removed))
     if f.excluded:
-        parts.append("excludes " + ", ".join(f"`{p}`" for p in f.excluded))
+        parts.append("excludes " + quoted(f.excluded))
     return (
         f"this PR narrows `watch` (it {' and '.join(parts)}): after merge, a change there "
         "no longer runs the gate"
@@ -182,13 +177,15 @@ def _(f: PricesChanged) -> str:
 
 @sentence.register
 def _(f: JudgeChanged) -> str:
-    return f"this PR changes the judge ({_changes(f.changes)}): the base's judge scores both sides"
+    return (
+        f"this PR changes the judge ({key_changes(f.changes)}): the base's judge scores both sides"
+    )
 
 
 @sentence.register
 def _(f: SimulatedUserChanged) -> str:
     return (
-        f"this PR changes the simulated user ({_changes(f.changes)}): the base's plays the user "
+        f"this PR changes the simulated user ({key_changes(f.changes)}): the base's plays the user "
         "on both sides"
     )
 
@@ -196,7 +193,7 @@ def _(f: SimulatedUserChanged) -> str:
 @sentence.register
 def _(f: SandboxLimitsChanged) -> str:
     return (
-        f"this PR changes the sandbox's limits ({_changes(f.changes)}): the base's limits apply "
+        f"this PR changes the sandbox's limits ({key_changes(f.changes)}): the base's limits apply "
         "to both sides"
     )
 
@@ -206,23 +203,23 @@ def _(f: TemplatesChanged) -> str:
     where = (
         f"`templates:` {f.base or 'none'} → {f.head or 'none'}"
         if f.base != f.head
-        else ", ".join(f"`{name}`" for name in f.files[:5])
+        else quoted(f.files[:5])
     )
     return f"this PR changes the comment templates ({where}): the base's render this comment"
 
 
 @sentence.register
 def _(f: CheckCodeChanged) -> str:
-    files = ", ".join(f"`{name}`" for name in f.files[:5])
+    files = quoted(f.files[:5])
     return f"this PR changes the code of `expect.python` checks ({files}): the base's code judges"
 
 
 @sentence.register
 def _(f: InstrumentFilesChanged) -> str:
-    files = ", ".join(f"`{name}`" for name in f.files[:5])
+    files = quoted(f.files[:5])
     more = f" and {len(f.files) - 5:,} more" if len(f.files) > 5 else ""
     parts = [f"files {files}{more}"] if f.files else []
-    parts += [_changes(f.settings)] if f.settings else []
+    parts += [key_changes(f.settings)] if f.settings else []
     return (
         f"this PR changes what measures the suite ({'; '.join(parts)}): both sides ran the "
         "base's version; the head's takes effect after merge"
@@ -241,7 +238,7 @@ def _(f: AnswersReplayed) -> str:
 @sentence.register
 def _(f: SystemChanged) -> str:
     return (
-        f"this PR changes the suite's system ({_changes(f.changes)}): each side runs its own, "
+        f"this PR changes the suite's system ({key_changes(f.changes)}): each side runs its own, "
         "measured the same way"
     )
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import JsonValue
-
 from gate.compare.findings import (
     Blockers,
     BlockingError,
@@ -34,9 +32,8 @@ from gate.compare.findings import (
     Skipped,
     Unpaired,
 )
-from gate.render.reasons.sentence import fmt, sentence
+from gate.render.reasons.sentence import SHOWN_IDS, fmt, key_changes, listed, policy_value, sentence
 
-SHOWN_IDS = 5
 BUDGET_NAMES: dict[BudgetMetric, str] = {
     "cost": "cost",
     "tokens": "total tokens",
@@ -44,15 +41,10 @@ BUDGET_NAMES: dict[BudgetMetric, str] = {
 }
 
 
-def _ids(ids: list[str]) -> str:
-    more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
-    return ", ".join(ids[:SHOWN_IDS]) + more
-
-
 def _states(ids: list[str], state: Callable[[str], str]) -> str:
     """The first ids, each with its state in brackets, and how many more there are."""
-    shown = ", ".join(f"{i} ({state(i)})" for i in ids[:SHOWN_IDS])
-    return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+    shown = [f"{i} ({state(i)})" for i in ids[:SHOWN_IDS]]
+    return listed(shown + ids[SHOWN_IDS:])  # a state only for the ids shown
 
 
 def _blocker_state(i: str, runs: dict[str, Runs], new: set[str]) -> str:
@@ -71,14 +63,6 @@ def _blocker_state(i: str, runs: dict[str, Runs], new: set[str]) -> str:
         f"{'flaky, ' if flaky else ''}runs passed {r.base_passes}/{r.base_runs} on base → "
         f"{r.head_passes}/{r.head_runs} on head; {where}"
     )
-
-
-def _policy_value(value: JsonValue) -> str:
-    if isinstance(value, dict):  # e.g. budgets: only the keys that are set
-        return "{" + ", ".join(f"{k}: {_policy_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(map(_policy_value, value)) + "]"
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 # --- errors ----------------------------------------------------------------------------------
@@ -100,7 +84,7 @@ def _(f: ErrorRate) -> str:
 @sentence.register
 def _(f: BlockingError) -> str:
     noun = "case" if len(f.ids) == 1 else "cases"
-    return f"blocking {noun} {_ids(f.ids)} ended in an error on {f.side}"
+    return f"blocking {noun} {listed(f.ids)} ended in an error on {f.side}"
 
 
 @sentence.register
@@ -211,12 +195,9 @@ def _(f: BudgetUnmeasured) -> str:
 
 @sentence.register
 def _(f: HeadPolicyChanges) -> str:
-    changes = "; ".join(
-        f"{c.key}: {_policy_value(c.base)} → {_policy_value(c.head)}" for c in f.changes
-    )
     return (
-        f"this PR changes the policy in gate.yml ({changes}): the base's policy judges it, "
-        "the head's takes effect after merge"
+        f"this PR changes the policy in gate.yml ({key_changes(f.changes)}): the base's policy "
+        "judges it, the head's takes effect after merge"
     )
 
 
@@ -229,9 +210,9 @@ def _(f: HeadPolicyApplies) -> str:
 @sentence.register
 def _(f: OverrideIgnored) -> str:
     return (
-        f"the override {f.key}: {_policy_value(f.asked)} was not applied as given: it would "
-        f"loosen the policy ({_policy_value(f.base)}), and an Action input or a command-line "
-        f"flag may only make it stricter, so {_policy_value(f.applied)} judges this PR; "
+        f"the override {f.key}: {policy_value(f.asked)} was not applied as given: it would "
+        f"loosen the policy ({policy_value(f.base)}), and an Action input or a command-line "
+        f"flag may only make it stricter, so {policy_value(f.applied)} judges this PR; "
         "loosen the policy in gate.yml, where the base's counts"
     )
 
