@@ -9,7 +9,7 @@ new push only for the requests it changed."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,8 @@ def jobs() -> Iterator[Path]:
 
 
 @pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer(api_key=KEY) as server:
-        yield server
+def model(model_servers: Callable[..., ModelServer]) -> ModelServer:
+    return model_servers(api_key=KEY)
 
 
 def project(model: ModelServer, template: str) -> dict[str, str | None]:

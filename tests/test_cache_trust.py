@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +48,9 @@ class Service:
 
 
 @pytest.fixture
-def service() -> Iterator[tuple[ModelServer, Service]]:
+def service(model_servers: Callable[..., ModelServer]) -> tuple[ModelServer, Service]:
     answers = Service()
-    with ModelServer(service=answers) as server:
-        yield server, answers
+    return model_servers(service=answers), answers
 
 
 def project_files(url: str, version: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -139,9 +138,8 @@ def test_the_action_prunes_and_says_what_the_cache_holds(tmp_path: Path) -> None
 
 
 @pytest.fixture
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
+def model(server: ModelServer) -> ModelServer:
+    return server
 
 
 def chat_repo(root: Path, model: ModelServer, **cache: str) -> Path:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import git
@@ -76,9 +76,8 @@ def judging(request: ChatRequest) -> str:
 
 
 @pytest.fixture
-def judge() -> Iterator[ModelServer]:
-    with ModelServer(responder=judging) as running:
-        yield running
+def judge(model_servers: Callable[..., ModelServer]) -> ModelServer:
+    return model_servers(responder=judging)
 
 
 def build(root: Path, judge: ModelServer) -> git.Repo:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,10 +39,9 @@ from gate.render.reasons import sentence
 FEES_TEST = "tests/evals/test_support.py::test_mentions[fees]"
 
 
-@pytest.fixture(scope="module")
-def model() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
+@pytest.fixture
+def model(server: ModelServer) -> ModelServer:
+    return server
 
 
 def environ(root: Path, model: ModelServer | None = None) -> dict[str, str]:
