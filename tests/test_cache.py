@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import REPO, Project, run_gate
+from helpers.cli import REPO, Project, gate_here
 from helpers.servers.model_server import ModelServer
 
 from gate.providers.cache import ResponseCache, cache_key, default_cache_dir
@@ -132,11 +132,11 @@ def gate_env(project: Project) -> dict[str, str]:
 
 def test_an_unchanged_rerun_makes_zero_requests(project: Project, server: ModelServer) -> None:
     chat_project(project, server)
-    first = run_gate("run", "-q", "--label", "base", cwd=project.root, env=gate_env(project))
+    first = gate_here("run", "-q", "--label", "base", cwd=project.root, env=gate_env(project))
     assert first.code == 0, first.err
     assert server.requests == 12
     server.reset_counts()
-    again = run_gate("run", "-q", "--label", "again", cwd=project.root, env=gate_env(project))
+    again = gate_here("run", "-q", "--label", "again", cwd=project.root, env=gate_env(project))
     assert again.code == 0, again.err
     assert server.requests == 0
     _, base_lines, base_summary = project.read_report(label="base")
@@ -149,11 +149,11 @@ def test_an_unchanged_rerun_makes_zero_requests(project: Project, server: ModelS
 
 def test_no_cache_calls_again_and_writes_nothing(project: Project, server: ModelServer) -> None:
     chat_project(project, server)
-    done = run_gate("run", "-q", "--no-cache", cwd=project.root, env=gate_env(project))
+    done = gate_here("run", "-q", "--no-cache", cwd=project.root, env=gate_env(project))
     assert done.code == 0, done.err
     assert server.requests == 12 and not (project.root / "cache").exists()
-    run_gate("run", "-q", cwd=project.root, env=gate_env(project))
-    run_gate("run", "-q", "--no-cache", cwd=project.root, env=gate_env(project))
+    gate_here("run", "-q", cwd=project.root, env=gate_env(project))
+    gate_here("run", "-q", "--no-cache", cwd=project.root, env=gate_env(project))
     assert server.requests == 36
 
 
@@ -161,18 +161,18 @@ def test_corrupt_entries_cost_one_call_each_and_are_repaired(
     project: Project, server: ModelServer
 ) -> None:
     chat_project(project, server)
-    run_gate("run", "-q", cwd=project.root, env=gate_env(project))
+    gate_here("run", "-q", cwd=project.root, env=gate_env(project))
     entries = sorted((project.root / "cache").rglob("*.json"))
     assert len(entries) == 12
     for entry in entries[:5]:
         entry.write_text(entry.read_text()[:20])
     server.reset_counts()
-    done = run_gate("run", "-q", cwd=project.root, env=gate_env(project))
+    done = gate_here("run", "-q", cwd=project.root, env=gate_env(project))
     assert done.code == 0, done.err
     assert server.requests == 5
     assert project.read_report()[2]["cache"] == {"hits": 7, "misses": 5}
     server.reset_counts()
-    run_gate("run", "-q", cwd=project.root, env=gate_env(project))
+    gate_here("run", "-q", cwd=project.root, env=gate_env(project))
     assert server.requests == 0
 
 
@@ -198,7 +198,7 @@ def test_two_processes_share_one_cache(project: Project, server: ModelServer) ->
     assert len(entries) == 40 and all(json.loads(e.read_text())["response"] for e in entries)
     assert not list((project.root / "cache").rglob("*.tmp"))
     server.reset_counts()
-    run_gate("run", "-q", "--label", "three", cwd=project.root, env=gate_env(project))
+    gate_here("run", "-q", "--label", "three", cwd=project.root, env=gate_env(project))
     assert server.requests == 0
     outputs = [
         [x["output"] for x in project.read_report(label=label)[1]] for label in ("one", "two")
@@ -210,10 +210,10 @@ def test_a_changed_key_still_hits_and_no_key_is_stored(
     project: Project, server: ModelServer
 ) -> None:
     chat_project(project, server, n=3)
-    run_gate("run", "-q", cwd=project.root, env=gate_env(project))
+    gate_here("run", "-q", cwd=project.root, env=gate_env(project))
     rotated = {**gate_env(project), "CACHE_TEST_KEY": "sk-rotated-key-000111222"}
     server.reset_counts()
-    run_gate("run", "-q", cwd=project.root, env=rotated)
+    gate_here("run", "-q", cwd=project.root, env=rotated)
     assert server.requests == 0
     for entry in (project.root / "cache").rglob("*"):
         if entry.is_file():
@@ -224,11 +224,11 @@ def test_a_cached_answer_reports_the_latency_of_the_call_it_replaces(project: Pr
     with ModelServer(latency_s=0.08) as slow:
         chat_project(project, slow, n=4)
         assert (
-            run_gate("run", "-q", "--label", "fresh", cwd=project.root, env=gate_env(project)).code
+            gate_here("run", "-q", "--label", "fresh", cwd=project.root, env=gate_env(project)).code
             == 0
         )
         assert (
-            run_gate("run", "-q", "--label", "cached", cwd=project.root, env=gate_env(project)).code
+            gate_here("run", "-q", "--label", "cached", cwd=project.root, env=gate_env(project)).code
             == 0
         )
         assert slow.requests == 4
