@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.agents import KEY, REFUND, agent_prompt, base_url_of, project_files
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here
 from helpers.servers.model_server import Answer, ChatRequest, ModelServer, agent_model
 
 PERSONA = "A customer who bought a lamp. SAYS: Yes, please go ahead."
@@ -51,7 +51,7 @@ def project(root: Path, server: ModelServer, kind: str, cases: list[dict[str, An
 
 
 def gate_run(p: Project, *args: str, label: str = "run", code: int | None = None) -> list[dict]:
-    done = run_gate(
+    done = gate_here(
         "run", "--out", "reports", "--label", label, *args, cwd=p.root, env={"AGENT_KEY": KEY}
     )
     assert done.code in ((0, 1) if code is None else (code,)), done.err
@@ -91,7 +91,7 @@ def test_a_simulated_user_needs_a_model_named_in_gate_yml(
     config = yaml.safe_load((p.root / "gate.yml").read_text())
     del config["simulated_user"]
     p.config(config)
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
     assert done.code == 2 and "Traceback" not in done.err
     assert "cases/support.jsonl:1" in done.err and "simulated_user" in done.err
     assert server.requests == 0
@@ -108,7 +108,7 @@ def test_the_simulated_users_key_is_checked_before_anything_runs(
     p.config(config)
     env = {"AGENT_KEY": KEY, "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
     for command in (["run", "--out", "reports"], ["validate"]):
-        done = run_gate(*command, cwd=p.root, env=env)
+        done = gate_here(*command, cwd=p.root, env=env)
         assert done.code == 2 and "Traceback" not in done.err, done.err
         assert "gate.yml" in done.err and "simulated_user" in done.err, done.err
         assert "OPENAI_API_KEY" in done.err

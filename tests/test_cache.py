@@ -228,7 +228,9 @@ def test_a_cached_answer_reports_the_latency_of_the_call_it_replaces(project: Pr
             == 0
         )
         assert (
-            gate_here("run", "-q", "--label", "cached", cwd=project.root, env=gate_env(project)).code
+            gate_here(
+                "run", "-q", "--label", "cached", cwd=project.root, env=gate_env(project)
+            ).code
             == 0
         )
         assert slow.requests == 4

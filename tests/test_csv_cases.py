@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 
 import pytest
-from helpers.cli import ECHO_APP, Project, gate_here, run_gate
+from helpers.cli import ECHO_APP, Project, gate_here
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -205,7 +205,7 @@ def test_a_csv_suite_runs_and_validates(tmp_path: Path) -> None:
         """,
     )
     p.config({"cases": "cases/faq.csv", "system": {"kind": "python", "target": "app:answer"}})
-    done = run_gate("run", "--out", "reports", cwd=p.root)
+    done = gate_here("run", "--out", "reports", cwd=p.root)
     assert done.code == 0, done.err
     lines = {line["id"]: line for line in p.read_report()[1]}
     assert {i: line["status"] for i, line in lines.items()} == {

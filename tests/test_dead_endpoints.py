@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.cli import Project, gate_here, run_gate
+from helpers.cli import Project, gate_here
 from helpers.github_html import Structure, github_html
 from helpers.servers.git_http import commit_main, git
 from helpers.servers.model_server import ModelServer, Scripted
@@ -63,7 +63,7 @@ def chat_project(project: Project, base_url: str, *, concurrency: int = 4) -> Pr
 
 def run(project: Project, key: str = "sk-test-key") -> tuple[float, int, str]:
     started = time.monotonic()
-    done = run_gate("run", "--no-cache", cwd=project.root, env={"OPENAI_API_KEY": key})
+    done = gate_here("run", "--no-cache", cwd=project.root, env={"OPENAI_API_KEY": key})
     return time.monotonic() - started, done.code, done.err
 
 
@@ -147,13 +147,13 @@ def test_a_dead_endpoint_fails_fast_but_cached_answers_still_count(
 ) -> None:
     """The breaker stops calls, not answers: cases answered from the cache still pass."""
     chat_project(project, server.openai_base_url)
-    first = run_gate("run", cwd=project.root, env={"OPENAI_API_KEY": "k"})
+    first = gate_here("run", cwd=project.root, env={"OPENAI_API_KEY": "k"})
     assert first.code == 0, first.err
     lines = (project.root / "cases" / "faq.jsonl").read_text().splitlines()
     extra = json.loads(lines[0]) | {"id": "faq-new", "input": {"question": "new one"}}
     (project.root / "cases" / "faq.jsonl").write_text("\n".join([*lines, json.dumps(extra)]))
     server.stop()
-    done = run_gate("run", cwd=project.root, env={"OPENAI_API_KEY": "k"})
+    done = gate_here("run", cwd=project.root, env={"OPENAI_API_KEY": "k"})
     _, report, summary = project.read_report()
     assert summary["passed"] == CASES and summary["errors"] == 1, done.err
     assert [r["id"] for r in report if r["status"] == "error"] == ["faq-new"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here
 from helpers.servers.model_server import ChatRequest, Faults, ModelServer, echo_model
 
 from gate.checks.judge import grade, judge_messages, open_judge
@@ -237,7 +237,7 @@ def test_rubric_cases_end_to_end(project: Project, server: ModelServer) -> None:
     judge = {"kind": "openai", "model": "judge-m", "base_url": server.openai_base_url}
     rubric_project(project, server, judge)
     env = {"GATE_CACHE_DIR": str(project.root / "cache")}
-    done = run_gate("run", "-q", cwd=project.root, env=env)
+    done = gate_here("run", "-q", cwd=project.root, env=env)
     assert done.code == 0, done.err
     _, lines, summary = project.read_report()
     by_id = {x["id"]: x for x in lines}
@@ -284,7 +284,7 @@ def test_rubric_cases_end_to_end(project: Project, server: ModelServer) -> None:
     assert summary["http"]["system"]["requests"] == 5
 
     server.reset_counts()
-    again = run_gate("run", "-q", "--label", "again", cwd=project.root, env=env)
+    again = gate_here("run", "-q", "--label", "again", cwd=project.root, env=env)
     assert again.code == 0, again.err
     assert server.requests == 0  # system and judge answers both come from the cache
     assert [x["status"] for x in project.read_report(label="again")[1]] == [
@@ -305,7 +305,7 @@ def test_a_broken_judge_makes_errors_not_passes(project: Project, server: ModelS
             "backoff_s": 0.01,
         }
         rubric_project(project, server, judge)
-        done = run_gate(
+        done = gate_here(
             "run", "-q", cwd=project.root, env={"GATE_CACHE_DIR": str(project.root / "c")}
         )
     assert done.code == 0, done.err

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.agents import KEY, tool
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here
 from helpers.servers.model_server import ModelServer, agent_model
 
 PROMPT = (
@@ -69,7 +69,7 @@ def provider(server: ModelServer) -> dict[str, Any]:
 
 
 def run(p: Project, code: int | None = None) -> list[dict[str, Any]]:
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
     assert done.code in ((0, 1) if code is None else (code,)), done.err
     return [json.loads(x) for x in (p.root / "reports" / "run.jsonl").read_text().splitlines()[1:]]
 
@@ -120,7 +120,7 @@ def test_what_does_not_map_is_refused_by_name(
         server,
         {"prompts": ["file://prompt.txt"], "providers": [provider(server)], "tests": tests},
     )
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
     assert done.code == 2 and "Traceback" not in done.err, done.err
     assert "promptfooconfig.yaml" in done.err and assertion["type"] in done.err
     assert said in done.err
@@ -176,12 +176,12 @@ def test_the_simulated_user_provider_refuses_what_it_cannot_do(
     }
     config = {"prompts": ["file://prompt.txt"], "providers": [provider(server)], "tests": [{"vars": {"instructions": "x"}, "provider": seeded}]}  # fmt: skip
     p = project(tmp_path, server, config)
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
     assert done.code == 2 and "`provider.config.initialMessages`" in done.err, done.err
     other = {"id": "openai:gpt-4o"}
     config["tests"] = [{"vars": {"instructions": "x"}, "provider": other}]
     p.write("promptfooconfig.yaml", yaml.safe_dump(config))
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"AGENT_KEY": KEY})
     assert done.code == 2 and "is not supported (but `promptfoo:simulated-user`)" in done.err, (
         done.err
     )

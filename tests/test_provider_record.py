@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here
 from helpers.servers.model_server import ModelServer
 
 from gate.report.output import SystemOutput, ToolCall, Usage
@@ -111,10 +111,10 @@ def test_record_then_replay_reproduces_the_run_without_calls(project: Project) -
         )
         env = {"GATE_CACHE_DIR": str(project.root / "cache")}
         args = ["run", "-q", "--suite", "live", "--label", "live", "--record", "recorded.jsonl"]
-        done = run_gate(*args, cwd=project.root, env=env)
+        done = gate_here(*args, cwd=project.root, env=env)
         assert done.code == 0, done.err
         assert server.requests == 12
-        replay = run_gate("run", "-q", "--suite", "replay", "--label", "replay", cwd=project.root)
+        replay = gate_here("run", "-q", "--suite", "replay", "--label", "replay", cwd=project.root)
         assert replay.code == 0, replay.err
         assert server.requests == 12
     _, live_lines, live_summary = project.read_report(label="live")

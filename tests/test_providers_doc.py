@@ -9,7 +9,7 @@ import os
 import re
 
 import yaml
-from helpers.cli import REPO, Project, run_gate
+from helpers.cli import REPO, Project, gate_here
 from helpers.servers.model_server import ModelServer
 
 PAGE = (REPO / "docs/providers.md").read_text()
@@ -42,9 +42,9 @@ def test_the_local_server_setup_runs_as_written(project: Project, server: ModelS
         ],
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    checked = run_gate("validate", cwd=project.root, env=env)
+    checked = gate_here("validate", cwd=project.root, env=env)
     assert checked.code == 0, checked.out + checked.err
-    done = run_gate("run", "--no-cache", cwd=project.root, env=env)
+    done = gate_here("run", "--no-cache", cwd=project.root, env=env)
     assert done.code == 0, done.err
     _, (line,), summary = project.read_report()
     assert line["status"] == "pass" and summary["pass_rate"] == 100.0
@@ -66,6 +66,6 @@ def test_the_endpoint_may_sit_in_the_model_config(project: Project, server: Mode
     project.write("prompts/support.md.j2", "{{ question }}\n")
     project.cases("evals/cases.jsonl", [{"id": "q1", "input": {"question": "hi"}, "expect": {}}])
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    done = run_gate("run", "--no-cache", cwd=project.root, env=env)
+    done = gate_here("run", "--no-cache", cwd=project.root, env=env)
     assert done.code == 0, done.err
     assert server.requests == 1 and server.log[0].body["model"] == "llama3.2"

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from helpers.cli import REPO, Project, run_gate
+from helpers.cli import REPO, Project, gate_here
 
 from gate.inputs.shard import shard_of
 from gate.report.merge import shard_traffic
@@ -49,14 +49,14 @@ def comparable(line: dict) -> tuple:
 
 def test_merge_of_four_shards_equals_the_unsharded_run(project: Project) -> None:
     make(project, 203)
-    assert run_gate("run", "-q", "--label", "full", cwd=project.root).code == 0
+    assert gate_here("run", "-q", "--label", "full", cwd=project.root).code == 0
     for i in range(1, 5):
         assert (
-            run_gate("run", "-q", "--shard", f"{i}/4", "--label", f"s{i}", cwd=project.root).code
+            gate_here("run", "-q", "--shard", f"{i}/4", "--label", f"s{i}", cwd=project.root).code
             == 0
         )
     shards = [f"reports/s{i}.jsonl" for i in (3, 1, 4, 2)]  # any order
-    done = run_gate("merge", *shards, "--label", "merged", cwd=project.root)
+    done = gate_here("merge", *shards, "--label", "merged", cwd=project.root)
     assert done.code == 0, done.err
     full_meta, full, full_summary = project.read_report(label="full")
     merged_meta, merged, merged_summary = project.read_report(label="merged")
@@ -103,12 +103,12 @@ def test_merge_adds_up_the_shards_http_counts(tmp_path: Path) -> None:
 def test_missing_and_duplicated_shards_are_named(project: Project) -> None:
     make(project, 40)
     for i in range(1, 4):
-        run_gate("run", "-q", "--shard", f"{i}/3", "--label", f"s{i}", cwd=project.root)
-    done = run_gate(
+        gate_here("run", "-q", "--shard", f"{i}/3", "--label", f"s{i}", cwd=project.root)
+    done = gate_here(
         "merge", "reports/s1.jsonl", "reports/s3.jsonl", "--label", "m", cwd=project.root
     )
     assert done.code == 2 and "missing shard(s): 2/3" in done.err
-    done = run_gate(
+    done = gate_here(
         "merge",
         "reports/s1.jsonl",
         "reports/s2.jsonl",
@@ -119,8 +119,8 @@ def test_missing_and_duplicated_shards_are_named(project: Project) -> None:
         cwd=project.root,
     )
     assert done.code == 2 and "case " in done.err and "two shards" in done.err
-    run_gate("run", "-q", "--label", "whole", cwd=project.root)
-    done = run_gate("merge", "reports/whole.jsonl", "--label", "m", cwd=project.root)
+    gate_here("run", "-q", "--label", "whole", cwd=project.root)
+    done = gate_here("merge", "reports/whole.jsonl", "--label", "m", cwd=project.root)
     assert done.code == 2 and "not a shard report" in done.err
     assert not (project.root / "reports/m.jsonl").exists()
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here
 
 from gate.errors import InputError, SystemCallError
 from gate.inputs.config import CommandSystem, PythonSystem, ReplaySystem
@@ -121,7 +121,7 @@ def test_replay_missing_case_is_an_error_in_the_report(project: Project) -> None
     project.write("rec.jsonl", json.dumps({"id": "known", "text": "hi"}) + "\n")
     project.cases("c.jsonl", [{"id": "known", "expect": {"equals": "hi"}}, {"id": "unknown"}])
     project.config({"cases": "c.jsonl", "system": {"kind": "replay", "file": "rec.jsonl"}})
-    assert run_gate("run", "-q", cwd=project.root).code == 0
+    assert gate_here("run", "-q", cwd=project.root).code == 0
     _, lines, summary = project.read_report()
     assert [x["status"] for x in lines] == ["pass", "error"]
     assert "no recorded output for case 'unknown'" in lines[1]["error"]

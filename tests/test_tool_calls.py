@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here
 from helpers.github_html import github_html
 from helpers.servers.model_server import Answer, ChatRequest, ModelServer, tool_model
 
@@ -89,7 +89,7 @@ def project(root: Path, server: ModelServer, kind: str, model: dict[str, Any]) -
 
 
 def gate_run(p: Project, *args: str, label: str = "run") -> list[dict[str, Any]]:
-    done = run_gate(
+    done = gate_here(
         "run", "--out", "reports", "--label", label, *args, cwd=p.root, env={"TOOLS_KEY": KEY}
     )
     assert done.code in (0, 1), done.err
@@ -246,16 +246,16 @@ def test_a_tool_anthropic_lacks_stops_the_run_naming_the_key(
 ) -> None:
     custom = {"type": "custom", "custom": {"name": "grammar_tool"}}
     p = project(tmp_path, server, "anthropic", {**MODEL, "tools": [WEATHER, custom]})
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"TOOLS_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"TOOLS_KEY": KEY})
     assert done.code == 2, done.err
     assert "config/model.yaml:" in done.err and "key `tools[1]`" in done.err
     assert "custom tools have no Anthropic equivalent" in done.err and "Traceback" not in done.err
     assert server.requests == 0
-    done = run_gate("validate", cwd=p.root)
+    done = gate_here("validate", cwd=p.root)
     assert done.code == 2 and "key `tools[1]`" in done.err
     allowed = {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}}
     p = project(tmp_path / "choice", server, "anthropic", {**MODEL, "tool_choice": allowed})
-    done = run_gate("run", "--out", "reports", cwd=p.root, env={"TOOLS_KEY": KEY})
+    done = gate_here("run", "--out", "reports", cwd=p.root, env={"TOOLS_KEY": KEY})
     assert done.code == 2 and "key `tool_choice`" in done.err and "allowed_tools" in done.err
 
 
@@ -271,7 +271,7 @@ def test_the_comment_shows_the_calls_of_both_sides(tmp_path: Path, server: Model
     p.write("prompts/ask.j2", 'Checking.\nCALL get_current_weather {"location": "London"}')
     (head,) = gate_run(p, label="head")
     assert head["status"] == "fail"
-    done = run_gate(
+    done = gate_here(
         "compare", "reports/base.jsonl", "reports/head.jsonl", "--format", "markdown", cwd=p.root
     )
     assert done.code == 1, done.err
@@ -308,7 +308,7 @@ def test_the_metadata_names_the_setting_the_pr_changed(tmp_path: Path, server: M
     p.write("config/model.yaml", yaml.safe_dump({**MODEL, "tools": [WEATHER], "temperature": 0.5}))
     (head,) = gate_run(p, label="head")
     assert head["status"] == "fail"
-    done = run_gate(
+    done = gate_here(
         "compare", "reports/base.jsonl", "reports/head.jsonl", "--format", "markdown", cwd=p.root
     )
     assert done.code == 1, done.err
@@ -317,7 +317,7 @@ def test_the_metadata_names_the_setting_the_pr_changed(tmp_path: Path, server: M
     assert "**tools: 2 entries**" in base and "**tools: 1 entry**" in head_cell
     assert "**temperature: none**" in base and "**temperature: 0.5**" in head_cell
     assert "model: tool\\-model" in base and "**model" not in row  # the same on both: plain
-    text = run_gate(
+    text = gate_here(
         "compare", "reports/base.jsonl", "reports/head.jsonl", "--format", "text", cwd=p.root
     )
     assert "tools: 2 entries" in text.out and "tools: 1 entry" in text.out
