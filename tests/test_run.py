@@ -1,4 +1,5 @@
-"""`gate run` end to end: real subprocesses, real files, real systems."""
+"""`gate run`: real files and real systems; the executable for the end-to-end run, the
+progress lines and the usage errors, in-process (`gate_here`) for what the run records."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from helpers.cli import Project, run_gate
+from helpers.cli import Project, gate_here, run_gate
 
 from gate.providers.traffic import Traffic
 from gate.report.models import CaseResult
@@ -64,7 +65,7 @@ def test_run_writes_report_and_summary_with_spec_fields(echo_project) -> None:
 
 def test_a_system_that_raises_is_an_error_not_a_failure(echo_project) -> None:
     project = echo_project(ROWS)
-    assert run_gate("run", "-q", cwd=project.root).code == 0
+    assert gate_here("run", "-q", cwd=project.root).code == 0
     _, lines, summary = project.read_report()
     b1 = next(x for x in lines if x["id"] == "b1")
     assert b1["status"] == "error" and b1["passed"] is False and b1["checks"] == []
@@ -77,7 +78,7 @@ def test_timeout_is_an_error_with_a_reason(echo_project) -> None:
         [{"id": "slow", "input": {"sleep": 5}}, {"id": "fast", "input": {"say": "x"}}],
         timeout_s=0.3,
     )
-    assert run_gate("run", "-q", cwd=project.root).code == 0
+    assert gate_here("run", "-q", cwd=project.root).code == 0
     _, lines, _ = project.read_report()
     slow = next(x for x in lines if x["id"] == "slow")
     assert slow["status"] == "error" and "timed out after 0.3s" in slow["error"]
@@ -112,7 +113,7 @@ def test_repeats_measure_flakiness(project: Project) -> None:
             "concurrency": 1,
         }
     )
-    assert run_gate("run", "-q", cwd=project.root).code == 0
+    assert gate_here("run", "-q", cwd=project.root).code == 0
     meta, lines, summary = project.read_report()
     flaky, steady = lines
     assert meta["repeats"] == 3
@@ -141,10 +142,11 @@ def test_concurrent_run_equals_serial_run(project: Project) -> None:
     project.cases("c.jsonl", rows)
     project.config({"cases": "c.jsonl", "system": {"kind": "python", "target": "app:answer"}})
     assert (
-        run_gate("run", "-q", "--concurrency", "1", "--label", "serial", cwd=project.root).code == 0
+        gate_here("run", "-q", "--concurrency", "1", "--label", "serial", cwd=project.root).code
+        == 0
     )
     assert (
-        run_gate("run", "-q", "--concurrency", "16", "--label", "parallel", cwd=project.root).code
+        gate_here("run", "-q", "--concurrency", "16", "--label", "parallel", cwd=project.root).code
         == 0
     )
     _, serial, s1 = project.read_report(label="serial")
@@ -187,7 +189,7 @@ def test_git_sha_of_the_root_lands_in_the_metadata(echo_project) -> None:
     sha = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=project.root, capture_output=True, text=True
     ).stdout.strip()
-    assert run_gate("run", "-q", cwd=project.root).code == 0
+    assert gate_here("run", "-q", cwd=project.root).code == 0
     meta, lines, _ = project.read_report()
     assert meta["git_sha"] == sha and meta["git_dirty"] is False
     assert lines[0]["file"] == "cases/suite.jsonl" and lines[0]["line"] == 1
@@ -206,11 +208,11 @@ def test_multiple_suites_each_get_a_report(project: Project) -> None:
             ]
         }
     )
-    assert run_gate("run", "-q", "--label", "x", cwd=project.root).code == 0
+    assert gate_here("run", "-q", "--label", "x", cwd=project.root).code == 0
     assert (project.root / "reports/x.one.jsonl").is_file() and (
         project.root / "reports/x.two.summary.json"
     ).is_file()
-    done = run_gate("run", "-q", "--suite", "three", cwd=project.root)
+    done = gate_here("run", "-q", "--suite", "three", cwd=project.root)
     assert done.code == 2 and "no suite named 'three'; suites: one, two" in done.err
 
 
@@ -245,7 +247,7 @@ def test_multiple_suites_each_get_a_report(project: Project) -> None:
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(echo_project, setup, message) -> None:
     project = echo_project(ROWS)
     setup(project)
-    done = run_gate("run", cwd=project.root)
+    done = gate_here("run", cwd=project.root)
     assert done.code == 2, done.err
     assert message in done.err
     assert "Traceback" not in done.err and len(done.err.strip().splitlines()) == 1
