@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.cli import clean_env, gate_completed
 from helpers.flows import rendered
 from helpers.servers.git_http import Author, git, make_bare
 from helpers.servers.world import REPO_ROOT, WORDS, project_files, prompt
@@ -21,13 +22,10 @@ from gate.inputs.config import load_config
 MARKER = "<!-- eval-gate -->"
 
 
-def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    env.update({"PYTHONPATH": str(REPO_ROOT), "GATE_CACHE_DIR": str(cwd.parent / "cache")})
-    return subprocess.run(
-        [sys.executable, "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=300, check=False,
-    )  # fmt: skip
+def gate(*args: str, cwd: Path, real: bool = False) -> subprocess.CompletedProcess[str]:
+    """`gate ARGS` as a developer runs it in `cwd`: in-process, or with `real` the executable
+    (`helpers.cli.gate_completed`)."""
+    return gate_completed(*args, cwd=cwd, environ=clean_env(cwd), real=real)
 
 
 @pytest.fixture
@@ -45,7 +43,7 @@ def clone(tmp_path: Path) -> Path:
 def test_uncommitted_regression_fails_and_prints_the_comment(clone: Path) -> None:
     git(clone, "checkout", "-q", "-b", "my-change")
     (clone / "prompts" / "support.md").write_text(prompt([w for w in WORDS if w != "fees"]))
-    done = gate("check", cwd=clone)
+    done = gate("check", cwd=clone, real=True)
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith(MARKER) and "faq\\-002" in done.stdout
     assert "support: fail: pass rate 100.0% -> 83.3% (−16.7 points), 1 regressions" in done.stderr
@@ -100,7 +98,7 @@ def test_explicit_base_and_threshold(clone: Path) -> None:
 
 
 def test_unknown_base_is_one_line_exit_2(clone: Path) -> None:
-    done = gate("check", "--base", "no-such-branch", cwd=clone)
+    done = gate("check", "--base", "no-such-branch", cwd=clone, real=True)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "gate: error: key `base-ref`: base ref 'no-such-branch' not found"
@@ -116,7 +114,7 @@ def test_no_default_branch_asks_for_base(tmp_path: Path) -> None:
         (repo / name).write_text(content or "")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "x")
-    done = gate("check", cwd=repo)
+    done = gate("check", cwd=repo, real=True)
     assert done.returncode == 2 and "pass --base" in done.stderr
 
 
