@@ -42,7 +42,7 @@ def branch_push(world: World) -> str:
 def test_push_compares_with_the_parent_commit(world: World) -> None:
     sha = branch_push(world)
     event = world.event("push", after=sha, ref="refs/heads/main")
-    run = world.run(world.environ(event, event_name="push"))
+    run = world.run_here(world.environ(event, event_name="push"))
     assert run.code == 1, run.log
     assert json.loads(run.outputs["regressions"]) == ["faq-002"]
     assert world.comments() == []  # no pull request to comment on
@@ -58,10 +58,14 @@ def test_workflow_dispatch_with_base_ref(world: World) -> None:
     world.author.push("exp")
     world.checkout(sha)
     event = world.event("workflow_dispatch", ref="refs/heads/exp")
-    run = world.run(world.environ(event, event_name="workflow_dispatch", **{"base-ref": "main"}))
+    run = world.run_here(
+        world.environ(event, event_name="workflow_dispatch", **{"base-ref": "main"})
+    )
     assert run.code == 1, run.log
     assert json.loads(run.outputs["regressions"]) == ["faq-006"]
-    bad = world.run(world.environ(event, event_name="workflow_dispatch", **{"base-ref": "nope"}))
+    bad = world.run_here(
+        world.environ(event, event_name="workflow_dispatch", **{"base-ref": "nope"})
+    )
     assert bad.code == 2 and "base ref 'nope' not found on `origin`" in bad.log
 
 
@@ -73,7 +77,7 @@ def test_merge_group_compares_with_the_queue_base(world: World) -> None:
         (Path(__file__).parent / "fixtures/webhooks/merge_group.checks_requested.json").read_text()
     )["merge_group"]
     group.update(base_sha=world.base_sha, head_sha=world.merge_sha)
-    run = world.run(world.environ(world.event("merge_group.checks_requested", merge_group=group),
+    run = world.run_here(world.environ(world.event("merge_group.checks_requested", merge_group=group),
                                   event_name="merge_group"))  # fmt: skip
     assert run.code == 1 and run.outputs["verdict"] == "fail", run.log
     assert world.comments() == []
@@ -90,21 +94,23 @@ def test_pull_request_target_on_the_base_checkout_is_skipped_with_a_warning(
     tip = git(world.author.path, "rev-parse", "HEAD")
     world.checkout(tip)  # what actions/checkout does for pull_request_target: the base branch
     event = world.event("pull_request.opened")
-    run = world.run(world.environ(event, event_name="pull_request_target"))
+    run = world.run_here(world.environ(event, event_name="pull_request_target"))
     assert run.code == 0 and run.outputs["verdict"] == "skipped", run.log
     warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning::")]
     assert len(warnings) == 1 and "pull_request_target checks out the base branch" in warnings[0]
     assert world.comments() == []
     # a workflow that does check out the PR (its merge commit) is evaluated
     world.checkout()
-    evaluated = world.run(world.environ(event, event_name="pull_request_target"))
+    evaluated = world.run_here(world.environ(event, event_name="pull_request_target"))
     assert evaluated.code == 1 and len(world.comments()) == 1, evaluated.log
 
 
 def test_unsupported_event_is_a_clear_skip(world: World) -> None:
     world.base()
     world.checkout(world.base_sha)
-    run = world.run(world.environ(world.event("issue_comment.created"), event_name="issue_comment"))
+    run = world.run_here(
+        world.environ(world.event("issue_comment.created"), event_name="issue_comment")
+    )
     assert run.code == 0
     assert "::notice::Eval Gate skipped: event `issue_comment` is not evaluated" in run.stdout
     assert run.outputs["verdict"] == "skipped" and "skipped" in run.summary
@@ -114,7 +120,7 @@ def test_fail_on_regression_false_reports_without_blocking(world: World) -> None
     world.base()
     world.pr({"prompts/support.md": prompt(WORDS[1:])})
     world.checkout()
-    run = world.run(world.environ(world.event(), **{"fail-on-regression": "false"}))
+    run = world.run_here(world.environ(world.event(), **{"fail-on-regression": "false"}))
     assert run.code == 0 and run.outputs["verdict"] == "fail", run.log
     assert "not blocking (fail-on-regression: false)" in run.stdout
     assert len(world.comments()) == 1  # reported all the same, on GitHub Enterprise's root
@@ -124,7 +130,7 @@ def test_comment_never_posts_nothing(world: World, api: GitHubServer) -> None:
     world.base()
     world.pr({"prompts/support.md": prompt(WORDS[1:])})
     world.checkout()
-    run = world.run(world.environ(world.event(), comment="never"))
+    run = world.run_here(world.environ(world.event(), comment="never"))
     assert run.code == 1
     labels = api.state.requests("GET", r"/issues/7/labels$")  # the verdict's, read only
     assert api.state.log == labels and len(labels) == 1 and "faq\\-001" in run.summary
@@ -169,7 +175,7 @@ def _comment(world: World) -> str:
 @pytest.mark.parametrize(("rule", "code"), [("pass", 0), ("block", 1)])
 def test_an_inconclusive_suite_is_the_prs_verdict(world: World, rule: str, code: int) -> None:
     _pr(world, rule)
-    run = world.run(world.environ(world.event()))
+    run = world.run_here(world.environ(world.event()))
     assert run.code == code, run.log
     assert run.outputs["verdict"] == "inconclusive"
     body = _comment(world)
@@ -186,6 +192,6 @@ def test_the_accept_label_lets_a_blocking_inconclusive_suite_through(
 ) -> None:
     _pr(world, "block")
     api.state.set_labels(REPOSITORY, world.number, ["eval-gate: accept"])
-    run = world.run(world.environ(world.event("pull_request.labeled")))
+    run = world.run_here(world.environ(world.event("pull_request.labeled")))
     assert run.code == 0 and run.outputs["verdict"] == "pass", run.log
     assert "accepted by the label" in _comment(world)

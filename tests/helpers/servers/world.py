@@ -231,6 +231,23 @@ class World:
             Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
         )
 
+    def run_here(self, env: dict[str, str]) -> Run:
+        """`gate action` in this process (`helpers.cli.gate_here`) with exactly `env`: for
+        tests of what the action decides; its sides are still processes. What the image's
+        process itself does (its log as the runner reads it, exit codes, isolation) is for
+        `run`."""
+        from helpers.cli import gate_here
+
+        assert self.workspace is not None, "checkout() first"
+        done = gate_here("action", cwd=self.workspace, environ=env)
+        return Run(
+            done.code,
+            done.out,
+            done.err,
+            parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text()),
+            Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
+        )
+
     def comments(self) -> list[Any]:
         return self.api.state.comments_on(REPOSITORY, self.number)
 
