@@ -1,5 +1,7 @@
 """`gate action` end to end: a real origin over HTTP, a shallow workspace, real webhook
-payloads, the GitHub API stand-in, and the action as a real subprocess."""
+payloads, the GitHub API stand-in, and the action as a real subprocess (as the image starts
+it); the tests of how it talks to the API (the comment's pages, edits, retries, a read-only
+token, skips) run it in-process (`World.run_here`)."""
 
 from __future__ import annotations
 
@@ -78,14 +80,14 @@ def test_regression_fails_with_one_comment_outputs_summary_and_annotations(
 def test_rerun_edits_the_same_comment(world: World, api: GitHubServer) -> None:
     regression_pr(world)
     world.checkout()
-    first = world.run(world.environ(world.event()))
+    first = world.run_here(world.environ(world.event()))
     assert first.code == 1, first.log
     (comment,) = world.comments()
     before = comment.body
     # a new push fixes the regression but breaks another rule
     world.pr({"prompts/support.md": "".join(f"say: {w}\n" for w in WORDS if w != "fees")})
     world.checkout()
-    second = world.run(world.environ(world.event()))
+    second = world.run_here(world.environ(world.event()))
     assert second.code == 1, second.log
     after = world.comments()
     assert [c.id for c in after] == [comment.id]
@@ -101,11 +103,11 @@ def test_comment_found_among_150_others_across_pages(world: World, api: GitHubSe
     api.state.add_comment(REPOSITORY, world.number, MARKER + "\nnot the bot", someone)
     regression_pr(world)
     world.checkout()
-    assert world.run(world.environ(world.event())).code == 1
+    assert world.run_here(world.environ(world.event())).code == 1
     ours = [c for c in world.comments() if c.user.login == "github-actions[bot]"]
     assert len(ours) == 1
     world.checkout()
-    rerun = world.run(world.environ(world.event()))
+    rerun = world.run_here(world.environ(world.event()))
     assert rerun.code == 1, rerun.log
     assert [c for c in world.comments() if c.user.login == "github-actions[bot]"] == ours
     pages = [r.query.get("page", ["1"])[0] for r in api.state.requests("GET", "/comments$")]
@@ -118,7 +120,7 @@ def test_read_only_token_falls_back_to_the_job_summary(world: World, api: GitHub
     api.state.tokens[TOKEN].read_only = True  # a fork's pull_request token
     regression_pr(world)
     world.checkout()
-    run = world.run(world.environ(world.event()))
+    run = world.run_here(world.environ(world.event()))
     assert run.code == 1, run.log  # the verdict is unchanged
     assert world.comments() == []
     warnings = [line for line in run.stdout.splitlines() if line.startswith("::warning")]
@@ -132,7 +134,7 @@ def test_server_errors_are_retried_without_duplicating(world: World, api: GitHub
     api.state.inject(Fault("POST", "/comments$", 502, apply=True))  # written, then 502
     regression_pr(world)
     world.checkout()
-    run = world.run(world.environ(world.event()))
+    run = world.run_here(world.environ(world.event()))
     assert run.code == 1, run.log
     assert len(world.comments()) == 1
     statuses = [(r.method, r.status) for r in api.state.requests(path="/comments")]
@@ -144,13 +146,13 @@ def test_no_watched_change_is_skipped(world: World) -> None:
     world.base()
     world.pr({"README.md": "# app\n\nmore words\n"})
     world.checkout()
-    run = world.run(world.environ(world.event()))
+    run = world.run_here(world.environ(world.event()))
     assert run.code == 0, run.log
     assert run.outputs["verdict"] == "skipped" and run.outputs["regressions"] == "[]"
     assert world.comments() == []  # on-change: nothing to say
     assert not (world.workspace / "eval-gate-reports").exists()  # type: ignore[operator]
     world.checkout()
-    always = world.run(world.environ(world.event(), comment="always"))
+    always = world.run_here(world.environ(world.event(), comment="always"))
     assert always.code == 0 and len(world.comments()) == 1
     assert world.comments()[0].body.startswith(MARKER)
 
