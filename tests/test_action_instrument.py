@@ -26,8 +26,9 @@ def comment(world: World, suite: str) -> str:
 
 
 def run_event(world: World, name: str = "pull_request.synchronize", **payload: object) -> Run:
+    """The action, in-process (`World.run_here`), on the event `name`."""
     world.checkout()
-    return world.run(world.environ(world.event(name, **payload)))
+    return world.run_here(world.environ(world.event(name, **payload)))
 
 
 def test_the_accept_label_is_read_when_the_job_runs(world: World, api: GitHubServer) -> None:
@@ -67,7 +68,7 @@ def test_the_events_labels_count_when_the_api_cannot_say(world: World, api: GitH
     payload["pull_request"]["labels"] = [{**payload["label"], "name": ACCEPT}]
     event.write_text(json.dumps(payload))
     api.state.inject(Fault("GET", r"/labels$", 404))
-    run = world.run(world.environ(event))
+    run = world.run_here(world.environ(event))
     assert run.code == 0, run.log
     assert "::warning title=Eval Gate::cannot read the PR's labels" in run.stdout
     assert "accepted by the label" in comment(world, "support")

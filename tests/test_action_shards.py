@@ -1,6 +1,6 @@
 """The action's sharded mode: matrix jobs (`mode: shard`) and the final job (`mode: finish`),
-each a real `python -m gate action` in its own shallow checkout, against the GitHub API
-stand-in. Artifacts are moved the way actions/upload-artifact and download-artifact lay them
+each `gate action` in its own shallow checkout, against the GitHub API stand-in: the image's
+process in the test that the shards equal the unsharded run, in-process in the others. Artifacts are moved the way actions/upload-artifact and download-artifact lay them
 out: the uploaded folder's content, downloaded into one folder (`merge-multiple: true`) or
 one folder per artifact."""
 
@@ -51,17 +51,22 @@ def base_project(**extra: str) -> dict[str, str | None]:
     return {**project_files("base", WORDS), "cases/support.jsonl": many_cases(), **extra}
 
 
-def shard_job(world: World, index: int, total: int) -> tuple[Run, Path]:
+def job(world: World, env: dict[str, str], *, real: bool) -> Run:
+    """The action: as the image's process (`real`), or in-process (`World.run_here`)."""
+    return world.run(env) if real else world.run_here(env)
+
+
+def shard_job(world: World, index: int, total: int, *, real: bool = False) -> tuple[Run, Path]:
     """One matrix job: its own checkout, `mode: shard`; what it would upload."""
     workspace = world.checkout()
-    run = world.run(world.environ(world.event(), mode="shard", shard=f"{index}/{total}"))
-    return run, workspace / REPORTS
+    env = world.environ(world.event(), mode="shard", shard=f"{index}/{total}")
+    return job(world, env, real=real), workspace / REPORTS
 
 
-def shard_jobs(world: World, total: int) -> tuple[list[Run], Artifacts]:
+def shard_jobs(world: World, total: int, *, real: bool = False) -> tuple[list[Run], Artifacts]:
     runs, artifacts = [], {}
     for index in range(1, total + 1):
-        run, folder = shard_job(world, index, total)
+        run, folder = shard_job(world, index, total, real=real)
         runs.append(run)
         if folder.is_dir():  # upload-artifact with `if-no-files-found: ignore`
             artifacts[f"eval-gate-shard-{index}"] = folder
@@ -75,10 +80,12 @@ def download(artifacts: Artifacts, dest: Path, *, merge_multiple: bool) -> None:
         shutil.copytree(folder, dest if merge_multiple else dest / name, dirs_exist_ok=True)
 
 
-def finish_job(world: World, artifacts: Artifacts, *, merge_multiple: bool = True) -> Run:
+def finish_job(
+    world: World, artifacts: Artifacts, *, merge_multiple: bool = True, real: bool = False
+) -> Run:
     workspace = world.checkout()
     download(artifacts, workspace / DOWNLOADS, merge_multiple=merge_multiple)
-    return world.run(world.environ(world.event(), mode="finish"))
+    return job(world, world.environ(world.event(), mode="finish"), real=real)
 
 
 def annotations(run: Run) -> list[str]:
@@ -105,7 +112,7 @@ def test_three_shards_and_the_finish_job_equal_the_unsharded_run(
     full_comment = (world.workspace / REPORTS / "comment.md").read_text()  # type: ignore[operator]
     assert len(json.loads(full.outputs["regressions"])) == 5
 
-    runs, artifacts = shard_jobs(world, 3)
+    runs, artifacts = shard_jobs(world, 3, real=True)  # every job the image's process
     for run in runs:
         assert run.code == 0, run.log
         assert run.outputs["verdict"] == "partial" and run.outputs["report"] == REPORTS
@@ -123,7 +130,7 @@ def test_three_shards_and_the_finish_job_equal_the_unsharded_run(
         len(list(f.rglob("*"))) == 6 for f in artifacts.values()
     )  # support/ + base and head reports and summaries + the record
 
-    finish = finish_job(world, artifacts, merge_multiple=True)
+    finish = finish_job(world, artifacts, merge_multiple=True, real=True)
     assert finish.code == 1, finish.log
     assert {k: finish.outputs[k] for k in HEADLINE} == {k: full.outputs[k] for k in HEADLINE}
     (comment,) = world.comments()
@@ -137,7 +144,7 @@ def test_three_shards_and_the_finish_job_equal_the_unsharded_run(
     ]
 
     # one folder per artifact (no merge-multiple): the same shards make the very same comment
-    again = finish_job(world, artifacts, merge_multiple=False)
+    again = finish_job(world, artifacts, merge_multiple=False, real=True)
     assert again.code == 1, again.log
     assert {k: again.outputs[k] for k in HEADLINE} == {k: full.outputs[k] for k in HEADLINE}
     assert [(c.id, c.body) for c in world.comments()] == [(comment.id, comment.body)]
