@@ -102,7 +102,7 @@ def test_gate_action_shows_the_diff_whatever_the_attributes_say(
     words = [w for w in WORDS if w != "fees"]
     world.pr({"prompts/support.md": prompt(words), ".gitattributes": ATTRIBUTES}, "drop fees")
     world.checkout()
-    run = world.run(world.environ(world.event()) | drivers)
+    run = world.run_here(world.environ(world.event()) | drivers)
     assert run.code == 1, run.log[-3000:]
     assert run.outputs["verdict"] == "fail"
     (comment,) = world.comments()

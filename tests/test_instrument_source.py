@@ -66,7 +66,7 @@ def test_the_action_reads_the_bases_config_at_the_named_path(world: World) -> No
     link_the_config(world.author.path)
     world.pr(REGRESSION, "my own gate.yml")
     world.checkout()
-    run = world.run(world.environ(world.event()))
+    run = world.run_here(world.environ(world.event()))
     assert run.code == 1, run.log
     assert run.outputs["verdict"] == "fail"
     body = section(the_comment(world.comments()), "support")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.cli import gate_here, run_gate
+from helpers.cli import gate_here
 from helpers.pr_scenarios import drop, make_project, visible
 from helpers.servers.world import WORDS, World, prompt, serve_api, serve_world
 
@@ -43,7 +43,7 @@ def regressing_pr(world: World) -> None:
 def test_a_looser_threshold_and_a_dropped_severity_are_not_applied(world: World) -> None:
     regressing_pr(world)
     inputs = {"threshold": "50", "block-severities": "minor"}
-    run = world.run(world.environ(world.event(), **inputs))
+    run = world.run_here(world.environ(world.event(), **inputs))
     assert run.code == 1 and run.outputs["verdict"] == "fail", run.log
     shown = visible(api_comment(world))
     assert "❌ **Eval Gate: fail** (support)" in shown
@@ -57,7 +57,7 @@ def test_a_looser_threshold_and_a_dropped_severity_are_not_applied(world: World)
 
 def test_a_stricter_threshold_applies_without_a_note(world: World) -> None:
     regressing_pr(world)
-    run = world.run(
+    run = world.run_here(
         world.environ(world.event(), threshold="1", **{"block-severities": "blocker,major"})
     )
     assert run.code == 1, run.log
@@ -68,7 +68,7 @@ def test_a_stricter_threshold_applies_without_a_note(world: World) -> None:
 
 def test_fail_on_regression_false_says_the_verdict_is_not_enforced(world: World) -> None:
     regressing_pr(world)
-    run = world.run(world.environ(world.event(), **{"fail-on-regression": "false"}))
+    run = world.run_here(world.environ(world.event(), **{"fail-on-regression": "false"}))
     assert run.code == 0 and run.outputs["verdict"] == "fail", run.log
     shown = visible(api_comment(world))
     assert "❌ **Eval Gate: fail** (support)" in shown  # the real verdict, shown as it is
@@ -83,7 +83,7 @@ def test_gate_check_threshold_only_tightens(tmp_path: Path) -> None:
     author.write({"prompts/support.md": drop("fees")["prompt"]})  # support: -12.5 points
     env = {"GATE_CACHE_DIR": str(tmp_path / "cache")}
     args = ("check", "--base", "main", "--format", "markdown")
-    looser = run_gate(*args, "--threshold", "20", cwd=author.path, env=env)
+    looser = gate_here(*args, "--threshold", "20", cwd=author.path, env=env)
     assert looser.code == 1, looser.err
     assert text(f"the override threshold: 20 {LOOSER} (3)", 400) in visible(looser.out)
     assert "(−12.5 pts, threshold 3)" in looser.out

@@ -127,7 +127,7 @@ def test_gate_action_runs_each_sides_submodule_or_names_it(world: World, checked
     workspace = world.checkout()
     if checked_out:  # actions/checkout with `submodules: true`
         git(workspace, *FILE_ALLOW, "submodule", "update", "--init", "-q")
-    run = world.run(world.environ(world.event()))
+    run = world.run_here(world.environ(world.event()))
     if checked_out:
         assert run.code == 1, run.log[-3000:]
         assert run.outputs["verdict"] == "fail"
