@@ -8,7 +8,8 @@ the gate's that is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so every proces
 below it whatever session or group it moves to (an orphan is handed to the keeper, not to
 init). When the run ends, when its wall-clock limit passes or when the keeper is told to stop
 (SIGTERM, SIGINT or SIGHUP), it kills everything below it, again until
-nothing is left, reaps it and exits: the pipe is closed by then. It works the same as root and
+nothing is left, reaps it, removes the run's temporary folder and exits: the pipe is closed
+by then. It works the same as root and
 not, in a container, with no namespace or cgroup to set up; only where there is no
 `/proc` or no subreaper (not Linux) it can do no more than kill the run's process group.
 
@@ -22,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,6 +114,15 @@ def _stop(signum: int, _frame: object) -> None:
     raise _Stop(signum)
 
 
+def _scratch() -> str:
+    """The run's temporary folder (its TMPDIR), removed with the run: what a killed run
+    leaves there (a system worker's private HOME, a framework's run folder) goes with it.
+    Others may pass through it (0711) to the folders of their own it holds."""
+    folder = tempfile.mkdtemp(prefix="gate-side-")
+    os.chmod(folder, 0o711)
+    return folder
+
+
 def keep(argv: Sequence[str], limit_s: float) -> int:
     """Run `argv`, end everything below this process when it ends (or at `limit_s`, or when
     told to stop); its exit code (the gate's error code after the limit)."""
@@ -118,7 +130,9 @@ def keep(argv: Sequence[str], limit_s: float) -> int:
     stops = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     for signum in stops:
         signal.signal(signum, _stop)
-    child = subprocess.Popen(list(argv), close_fds=False)  # the descriptors the gate handed on
+    scratch = _scratch()
+    env = {**os.environ, "TMPDIR": scratch}
+    child = subprocess.Popen(list(argv), close_fds=False, env=env)  # the gate's descriptors too
     deadline, code = time.monotonic() + limit_s, None
     try:
         while code is None:
@@ -143,6 +157,7 @@ def keep(argv: Sequence[str], limit_s: float) -> int:
                 child.kill()
         end_descendants()
         _reap()
+        shutil.rmtree(scratch, ignore_errors=True)
     child.returncode = code
     return code if code >= 0 else 128 - code
 

@@ -92,6 +92,19 @@ def test_the_keeper_stops_a_run_at_its_wall_clock_limit() -> None:
     assert time.monotonic() - started < 20
 
 
+def test_what_a_stopped_run_leaves_in_its_temporary_folder_goes_with_it() -> None:
+    """A run the keeper stops (its limit here; the flow's stop alike) cannot clean up after
+    itself: a folder it made in its TMPDIR, as a system worker's private HOME is made, is
+    removed with the run."""
+    made = "import sys, tempfile, time; print(tempfile.mkdtemp(prefix='gate-system-'), flush=True); time.sleep(600)"  # fmt: skip
+    argv = supervised([sys.executable, "-c", made], 1, python_command())
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 3, done.stderr
+    folder = Path(done.stdout.split()[0])
+    assert folder.name.startswith("gate-system-") and folder.parent.name.startswith("gate-side-")
+    assert not folder.parent.exists()
+
+
 def test_gate_check_ends_every_daemon_and_does_not_wait_on_their_pipe(
     tmp_path: Path, drop_box: Path
 ) -> None:

@@ -116,7 +116,7 @@ def test_the_install_line_is_the_repository_the_action_and_its_release_tags() ->
 
 
 def test_the_quick_start_is_two_commands_and_ci_runs_the_second() -> None:
-    says("Quick start, with Python 3.11+ and git, in a clone of this repository:")
+    says("## Quick start\n\nTo try it or work on it, with Python 3.11+ and git, in a clone of this")
     says("The second runs the tests; `.ci/run` (CI) runs it too")
     (block,) = [b for b in fenced("sh") if "gate demo" in b]
     demo, tests = block.strip().splitlines()
