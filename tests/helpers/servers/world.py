@@ -223,13 +223,7 @@ class World:
             timeout=300,
             check=False,
         )
-        return Run(
-            done.returncode,
-            done.stdout,
-            done.stderr,
-            parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text()),
-            Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
-        )
+        return _finished(done.returncode, done.stdout, done.stderr, env)
 
     def run_here(self, env: dict[str, str]) -> Run:
         """`gate action` in this process (`helpers.cli.gate_here`) with exactly `env`: for
@@ -240,16 +234,16 @@ class World:
 
         assert self.workspace is not None, "checkout() first"
         done = gate_here("action", cwd=self.workspace, environ=env)
-        return Run(
-            done.code,
-            done.out,
-            done.err,
-            parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text()),
-            Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
-        )
+        return _finished(done.code, done.out, done.err, env)
 
     def comments(self) -> list[Any]:
         return self.api.state.comments_on(REPOSITORY, self.number)
+
+
+def _finished(code: int, stdout: str, stderr: str, env: dict[str, str]) -> Run:
+    """A run's result: its exit code, its output, and the step's outputs and summary files."""
+    outputs = parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text())
+    return Run(code, stdout, stderr, outputs, Path(env["GITHUB_STEP_SUMMARY"]).read_text())
 
 
 def parse_outputs(text: str) -> dict[str, str]:
