@@ -44,7 +44,7 @@ from gate.flow.judging import Judged, SuiteRun, judge_planned, split_false_block
 from gate.flow.plan import FlowPlan, SuitePlan, plan_flow
 from gate.flow.reports import write_side_report
 from gate.flow.request import FlowIO, FlowRequest, PolicyOverrides, Revisions
-from gate.flow.sides import SideProcess, SideStatus, run_round, side_env, start_sides
+from gate.flow.sides import SideProcess, SideStatus, ended, run_round, side_env, start_sides
 from gate.flow.system_diff import with_system_diff
 from gate.flow.triggers import case_globs
 from gate.inputs.config import load_config
@@ -209,16 +209,12 @@ def run_suite(plan: FlowPlan, suite: SuitePlan, at: SuiteSetting) -> SuiteRun:
     print(f"[gate] suite {suite.name}: running {what}", file=stream, flush=True)
     # the gate's folder, made before any system runs: none can plant files there first
     (plan.request.io.out_dir / suite_folder(suite.name)).mkdir(parents=True, exist_ok=True)
-    sides = start_sides(specs, at.env, stream)
-    try:
+    with ended(start_sides(specs, at.env, stream)) as sides:
         run_round(sides, RunMore(repeats=specs[0].measure.repeats), first=True)
         if inst.auto and len(sides) == 2 and all(s.complete for s in sides):
             from gate.flow.adaptive import spend
 
             spend(plan, sides)
-    finally:
-        for side in sides:
-            side.close()
     statuses = [s.status() for s in sides]
     if inst.base_problem is not None:
         statuses.insert(0, SideStatus(side="base", returncode=2, error=inst.base_problem))

@@ -20,7 +20,7 @@ from typing import TextIO
 from gate.compare.findings import Finding, HeadInstrument, HeadInstrumentUnknown
 from gate.compare.pairing import compare
 from gate.flow.instrument import Rejudge
-from gate.flow.sides import SideProcess, SideStatus, run_round, start_sides
+from gate.flow.sides import SideProcess, SideStatus, ended, run_round, start_sides
 from gate.inputs.policy import Policy
 from gate.report.models import Report
 from gate.run.protocol import RunMore
@@ -44,12 +44,8 @@ def run_rejudge(
 ) -> tuple[tuple[SideStatus, ...], dict[str, Report]]:
     """Re-judge both sides' recorded answers: how each run ended and its report."""
     assert rejudge.measure is not None
-    sides = start_sides(rejudge_specs(specs, rejudge), env, stream)
-    try:
+    with ended(start_sides(rejudge_specs(specs, rejudge), env, stream)) as sides:
         run_round(sides, RunMore(repeats=rejudge.measure.repeats), first=True)
-    finally:
-        for side in sides:
-            side.close()
     return tuple(s.status() for s in sides), _reports(sides, out)
 
 

@@ -22,7 +22,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Literal, TextIO
 
@@ -304,6 +304,21 @@ def run_round(sides: Sequence[SideProcess], request: RunMore, *, first: bool = F
     if first:
         for side in sides:
             side.complete = side.alive and side.started
+
+
+@contextlib.contextmanager
+def ended(sides: list[SideProcess]) -> Iterator[list[SideProcess]]:
+    """The sides, each closed when the block ends; stopped at once when it ends by an
+    exception (a SIGTERM's SystemExit, an interrupt): a busy runner asked to close would
+    finish its cases first, while a cancelled job is killed seconds later."""
+    try:
+        yield sides
+    except BaseException:
+        for side in sides:
+            side.stop()
+        raise
+    for side in sides:
+        side.close()
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
