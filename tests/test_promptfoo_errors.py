@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from helpers.cli import run_gate
+from helpers.cli import gate_here, run_gate
 
 BASE = """
 prompts: ["{{ q }}"]
@@ -77,7 +77,7 @@ def test_what_cannot_run_is_exit_2_naming_it(
 ) -> None:
     root = project(tmp_path, config, files)
     for command in (["validate"], ["run", "--out", "reports"]):
-        done = run_gate(*command, cwd=root)
+        done = gate_here(*command, cwd=root)  # refused before any system starts
         assert done.code == 2, (command, done.out, done.err)
         assert "Traceback" not in done.err
         assert message in done.err, done.err
