@@ -31,6 +31,8 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT4
 
+from helpers.servers.openapi_schema import as_json_schema
+
 SPEC_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "github-openapi.json"
 SPEC_URI = "urn:github-openapi"
 API_VERSIONS = {"2022-11-28"}
@@ -44,18 +46,7 @@ BASIC_ERROR = {"$ref": "#/components/schemas/basic-error"}
 
 def to_json_schema(node: Any) -> Any:
     """OpenAPI 3.0 schemas are draft-4 JSON Schema plus `nullable` and `discriminator`."""
-    if isinstance(node, list):
-        return [to_json_schema(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: to_json_schema(v) for k, v in node.items() if k != "discriminator"}
-    if isinstance(out.get("$ref"), str) and out["$ref"].startswith("#"):
-        out["$ref"] = SPEC_URI + out["$ref"]
-    if "discriminator" in node and "oneOf" in out:
-        out["anyOf"] = out.pop("oneOf")  # the discriminator picks a branch; they may overlap
-    if out.pop("nullable", False):
-        return {"anyOf": [out, {"type": "null"}]}
-    return out
+    return as_json_schema(node, SPEC_URI)
 
 
 @dataclass

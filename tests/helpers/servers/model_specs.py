@@ -22,30 +22,19 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT202012
 
+try:
+    from helpers.servers.openapi_schema import as_json_schema
+except ImportError:  # the model server run alone, from its own folder
+    from openapi_schema import as_json_schema  # type: ignore[no-redef]
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OPENAI_URI = "urn:openai-openapi"
-
-
-def _openapi_schema(node: Any) -> Any:
-    """OpenAPI's schemas as JSON Schema: `nullable`, `discriminator` and local `$ref`s."""
-    if isinstance(node, list):
-        return [_openapi_schema(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _openapi_schema(v) for k, v in node.items() if k != "discriminator"}
-    if isinstance(out.get("$ref"), str) and out["$ref"].startswith("#"):
-        out["$ref"] = OPENAI_URI + out["$ref"]
-    if "discriminator" in node and "oneOf" in out:
-        out["anyOf"] = out.pop("oneOf")  # the discriminator picks a branch; they may overlap
-    if out.pop("nullable", False):
-        return {"anyOf": [out, {"type": "null"}]}
-    return out
 
 
 @cache
 def _openai_validator() -> jsonschema.Draft202012Validator:
     doc = json.loads((FIXTURES / "openai-chat-openapi.json").read_text(encoding="utf-8"))
-    resource = DRAFT202012.create_resource(_openapi_schema(doc))
+    resource = DRAFT202012.create_resource(as_json_schema(doc, OPENAI_URI))
     registry: referencing.Registry = referencing.Registry().with_resource(OPENAI_URI, resource)
     schema = {"$ref": f"{OPENAI_URI}#/components/schemas/CreateChatCompletionRequest"}
     return jsonschema.Draft202012Validator(schema, registry=registry)
