@@ -14,13 +14,13 @@ import contextlib
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.cli import run_gate
+from helpers.drop_box import open_file
 from helpers.pr_scenarios import BOT, drop, make_project, visible
 from helpers.servers.world import WORDS, World, project_files, prompt
 
@@ -48,17 +48,11 @@ SLOW = "\nimport time\n\ntime.sleep(120)\n"  # at import: a side that does not e
 @pytest.fixture
 def drop_box() -> Iterator[Path]:
     """A file any uid may append the daemons' pids to."""
-    folder = Path(tempfile.mkdtemp(prefix="gate-daemons-", dir="/tmp"))
-    folder.chmod(0o1777)
-    path = folder / "pids"
-    path.touch()
-    path.chmod(0o666)
-    yield path
-    for pid in pids(path):  # never leave one behind, whatever the test found
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, 9)
-    path.unlink()
-    folder.rmdir()
+    with open_file("gate-daemons-", "pids") as path:
+        yield path
+        for pid in pids(path):  # never leave one behind, whatever the test found
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
 
 
 def pids(path: Path) -> list[int]:

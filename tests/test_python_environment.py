@@ -17,11 +17,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.drop_box import open_file
 from helpers.pr_scenarios import base_files, drop, make_project, visible
 from helpers.servers.world import WORDS, World, project_files, prompt
 
@@ -54,14 +54,8 @@ SHADOW = "import os\nos._exit(0)\n"  # a yaml.py: the gate imports yaml
 @pytest.fixture
 def log() -> Iterator[Path]:
     """A file any uid may append to: where the PR's code says it ran."""
-    folder = Path(tempfile.mkdtemp(prefix="gate-pythonpath-", dir="/tmp"))
-    folder.chmod(0o1777)
-    path = folder / "ran.jsonl"
-    path.touch()
-    path.chmod(0o666)
-    yield path
-    path.unlink()
-    folder.rmdir()
+    with open_file("gate-pythonpath-", "ran.jsonl") as path:
+        yield path
 
 
 def ran(log: Path) -> list[dict]:

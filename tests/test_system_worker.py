@@ -14,12 +14,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.cli import run_gate
+from helpers.drop_box import open_folder
 from helpers.pr_scenarios import BOT, FEES, drop, make_project, visible
 from helpers.servers.git_http import Author
 
@@ -108,12 +108,8 @@ def answer(inputs):
 def drop_box() -> Iterator[Path]:
     """A folder anyone may write, outside the test's closed temporary folders: where the
     attack leaves what it found."""
-    folder = Path(tempfile.mkdtemp(prefix="gate-attack-", dir="/tmp"))
-    folder.chmod(0o1777)
-    yield folder
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
+    with open_folder("gate-attack-") as folder:
+        yield folder
 
 
 def planted_cache(folder: Path) -> tuple[Path, str]:
